@@ -1,0 +1,75 @@
+# stream-browser: every entry point a person or CI uses. `make demo` and `make test` set up
+# everything they need (Debian chromium + xvfb, the venv, npm tools) on a fresh machine.
+
+SHELL := /bin/bash
+PY := .venv/bin/python
+SB := .venv/bin/stream-browser
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+APT_PKGS := chromium xvfb ffmpeg
+GEMINI_CLI_VERSION := 0.61.0
+export PYTHONDONTWRITEBYTECODE := 1
+
+.PHONY: help setup system venv tools demo test lint typecheck format bench bench-extract \
+        soak debug record update-recordings chrome doctor clean
+
+help:
+	@echo "make demo    set up and run a search + page read on a local broadcast Chrome (offline)"
+	@echo "make test    set up and run the whole test suite"
+	@echo "make lint typecheck format bench bench-extract soak debug record update-recordings"
+
+setup: system venv tools
+
+# Debian packages, only when missing (never `playwright install`: it needs the internet).
+system:
+	@missing=""; \
+	command -v chromium >/dev/null || command -v google-chrome >/dev/null || missing="$$missing chromium"; \
+	command -v Xvfb >/dev/null || missing="$$missing xvfb"; \
+	command -v ffmpeg >/dev/null || missing="$$missing ffmpeg"; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+venv: .venv/.installed
+.venv/.installed: pyproject.toml
+	@test -x $(PY) || python3 -m venv .venv
+	@$(PY) -m pip install -q --upgrade pip >/dev/null 2>&1 || true
+	@$(PY) -m pip install -q -e '.[dev]' 2>&1 | grep -v -i '^warning' || true
+	@$(PY) -c "import browser_core, search, gemini, playwright, trafilatura" && touch $@
+
+# The real Gemini CLI for the compatibility test (skipped with a reason if npm is missing).
+tools: .tools/.installed
+.tools/.installed:
+	@if command -v npm >/dev/null; then \
+	  npm install --silent --no-audit --no-fund --prefix .tools @google/gemini-cli@$(GEMINI_CLI_VERSION) >/dev/null 2>&1 \
+	    && touch $@ || echo "warning: could not install @google/gemini-cli; its test will be skipped"; \
+	else echo "warning: npm not found; the real Gemini CLI test will be skipped"; fi
+
+demo: setup
+	@$(SB) demo
+
+test: setup
+	@$(PY) -m pytest -q
+
+lint: venv
+	@$(PY) -m ruff check browser_core gemini search tests bench scripts
+	@$(PY) -m ruff format --check browser_core gemini search
+
+typecheck: venv
+	@$(PY) -m mypy
+
+format: venv
+	@$(PY) -m ruff format browser_core gemini search tests bench scripts
+	@$(PY) -m ruff check --fix browser_core gemini search tests bench scripts
+
+bench-extract: venv
+	@$(PY) bench/extract.py $(or $(FIXTURES),../shared/fixtures)
+
+chrome: setup
+	@$(SB) chrome
+
+doctor: venv
+	@$(SB) doctor
+
+clean:
+	rm -rf .venv .tools test-results build *.egg-info

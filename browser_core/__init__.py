@@ -1,0 +1,57 @@
+"""The base of stream-browser: settings, logging, the shared result envelope, the error tree,
+the navigation policy and the CDP driver for the broadcast Chrome."""
+
+from ._chrome import ChromeProcess, cdp_targets, cdp_version, launch_chrome, stop_pid
+from ._driver import Deadline, Driver, NavOutcome
+from ._envelope import Envelope, envelope_result, neutralize, parse_envelope, wrap_untrusted
+from ._errors import (
+    BlockedUrl,
+    CdpUnreachable,
+    NavigationFailed,
+    OperationTimeout,
+    PageBlocked,
+    ProviderError,
+    SettingsError,
+    StreamBrowserError,
+)
+from ._logging import bound_request, configure_logging
+from ._policy import check_url, is_allowed
+from ._results import Hop, Source, ToolExecutionResult
+from ._settings import Settings, build_settings, load_settings
+from ._sync import LoopThread, SyncDriver
+
+__all__ = [
+    "BlockedUrl",
+    "CdpUnreachable",
+    "ChromeProcess",
+    "Deadline",
+    "Driver",
+    "Envelope",
+    "Hop",
+    "LoopThread",
+    "SyncDriver",
+    "NavOutcome",
+    "NavigationFailed",
+    "OperationTimeout",
+    "PageBlocked",
+    "ProviderError",
+    "Settings",
+    "SettingsError",
+    "Source",
+    "StreamBrowserError",
+    "ToolExecutionResult",
+    "bound_request",
+    "build_settings",
+    "cdp_targets",
+    "cdp_version",
+    "check_url",
+    "configure_logging",
+    "envelope_result",
+    "is_allowed",
+    "launch_chrome",
+    "load_settings",
+    "neutralize",
+    "parse_envelope",
+    "stop_pid",
+    "wrap_untrusted",
+]

@@ -1,0 +1,253 @@
+"""Starting and stopping the local broadcast Chrome (and an Xvfb display when there is none).
+
+Chrome 136+ refuses CDP on the default profile, so a dedicated `--user-data-dir` is used and
+kept between runs. CDP is bound to 127.0.0.1 only. The background-networking flags stop a
+machine without internet from seeing Chromium's own connections fail many times a second.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from ._errors import CdpUnreachable, StreamBrowserError
+
+BINARIES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+XVFB_DISPLAY = ":1"
+
+
+@dataclass(frozen=True)
+class ChromeProcess:
+    """A Chrome this project started: its pid, CDP endpoint and (maybe) its Xvfb."""
+
+    pid: int
+    port: int
+    endpoint: str
+    user_data_dir: str
+    display: str | None = None
+    xvfb_pid: int | None = None
+    headless: bool = False
+
+
+def find_chrome(explicit: str = "") -> str:
+    """Path of the Chrome/Chromium binary, or a `StreamBrowserError` saying how to get one."""
+    if explicit:
+        path = shutil.which(explicit) or (explicit if Path(explicit).is_file() else None)
+        if path:
+            return path
+        raise StreamBrowserError(
+            f"SB_CHROME_BINARY={explicit!r} was not found",
+            hint="point it at a chromium or google-chrome binary",
+        )
+    for name in BINARIES:
+        path = shutil.which(name)
+        if path:
+            return path
+    raise StreamBrowserError(
+        "no Chrome or Chromium found on PATH",
+        hint="install it with `apt-get install chromium` (or run `make demo`)",
+    )
+
+
+def chrome_args(
+    port: int,
+    user_data_dir: str,
+    *,
+    headless: bool,
+    window: tuple[int, int],
+    extra: tuple[str, ...] = (),
+) -> list[str]:
+    """The flags that make a Chrome Playwright can attach to (see ENVIRONMENT notes)."""
+    args = [
+        f"--remote-debugging-port={port}",
+        "--remote-debugging-address=127.0.0.1",
+        f"--user-data-dir={user_data_dir}",
+        "--no-first-run",
+        "--no-default-browser-check",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-features=Translate,MediaRouter,OptimizationHints",
+        "--deny-permission-prompts",
+        "--disable-dev-shm-usage",
+        "--test-type",
+        f"--window-size={window[0]},{window[1]}",
+        "--autoplay-policy=no-user-gesture-required",
+    ]
+    if os.geteuid() == 0:
+        args.append("--no-sandbox")
+    if headless:
+        args += ["--headless", "--disable-gpu", "--mute-audio"]
+    return [*args, *extra, "about:blank"]
+
+
+def cdp_version(endpoint: str, timeout: float = 1.0) -> dict[str, str]:
+    """GET /json/version; raises CdpUnreachable."""
+    try:
+        with urllib.request.urlopen(f"{endpoint}/json/version", timeout=timeout) as response:
+            data = json.loads(response.read())
+    except (OSError, ValueError, urllib.error.URLError) as exc:
+        raise CdpUnreachable(
+            f"no Chrome DevTools endpoint at {endpoint}",
+            hint="start one with `stream-browser chrome`",
+            endpoint=endpoint,
+        ) from exc
+    return {str(k): str(v) for k, v in data.items()}
+
+
+def cdp_targets(endpoint: str, timeout: float = 1.0) -> list[dict[str, str]]:
+    """GET /json/list (tabs and other targets)."""
+    try:
+        with urllib.request.urlopen(f"{endpoint}/json/list", timeout=timeout) as response:
+            return list(json.loads(response.read()))
+    except (OSError, ValueError) as exc:
+        raise CdpUnreachable(
+            f"no Chrome DevTools endpoint at {endpoint}", endpoint=endpoint
+        ) from exc
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _start_xvfb(display: str) -> int | None:
+    """Start Xvfb on `display` unless one already answers there; return its pid."""
+    number = display.lstrip(":").split(".")[0]
+    if Path(f"/tmp/.X11-unix/X{number}").exists():
+        return None
+    xvfb = shutil.which("Xvfb")
+    if xvfb is None:
+        raise StreamBrowserError(
+            "no $DISPLAY and no Xvfb to make one",
+            hint="install it with `apt-get install xvfb`, or pass --headless",
+        )
+    proc = subprocess.Popen(
+        [xvfb, display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    for _ in range(50):
+        if Path(f"/tmp/.X11-unix/X{number}").exists():
+            return proc.pid
+        time.sleep(0.05)
+    return proc.pid
+
+
+def _chrome_env(display: str | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    if display:
+        env["DISPLAY"] = display
+    return env
+
+
+def launch_chrome(
+    *,
+    port: int,
+    user_data_dir: str,
+    binary: str = "",
+    headless: bool = False,
+    window: tuple[int, int] = (1280, 800),
+    extra_args: tuple[str, ...] = (),
+    startup_timeout_s: float = 15.0,
+) -> ChromeProcess:
+    """Start Chrome with CDP on 127.0.0.1:`port` and wait until it answers."""
+    path = find_chrome(binary)
+    profile = str(Path(user_data_dir).expanduser())
+    Path(profile).mkdir(parents=True, exist_ok=True)
+    display, xvfb_pid = None, None
+    if not headless:
+        display = os.environ.get("DISPLAY") or XVFB_DISPLAY
+        if not os.environ.get("DISPLAY"):
+            xvfb_pid = _start_xvfb(display)
+    proc = subprocess.Popen(
+        [path, *chrome_args(port, profile, headless=headless, window=window, extra=extra_args)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+        env=_chrome_env(display),
+        start_new_session=True,
+    )
+    endpoint = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + startup_timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise StreamBrowserError(
+                f"{path} exited with code {proc.returncode} at start",
+                hint="is the profile in use by another Chrome? try --stop first or another --port",
+            )
+        try:
+            cdp_version(endpoint, timeout=0.5)
+        except CdpUnreachable:
+            time.sleep(0.1)
+            continue
+        return ChromeProcess(proc.pid, port, endpoint, profile, display, xvfb_pid, headless)
+    stop_pid(proc.pid)
+    raise CdpUnreachable(
+        f"Chrome did not open CDP on {endpoint} within {startup_timeout_s:.0f} s", endpoint=endpoint
+    )
+
+
+def stop_pid(pid: int, timeout: float = 5.0) -> bool:
+    """Terminate a process group we started; True if something was stopped."""
+    try:
+        os.killpg(pid, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        return False
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            done = pid if not _alive(pid) else 0
+        if done:
+            return True
+        time.sleep(0.05)
+    with_suppress_kill(pid)
+    return True
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def with_suppress_kill(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def state_file(state_dir: str, port: int) -> Path:
+    return Path(state_dir).expanduser() / f"chrome-{port}.json"
+
+
+def save_state(state_dir: str, chrome: ChromeProcess) -> Path:
+    path = state_file(state_dir, chrome.port)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(chrome.__dict__), encoding="utf-8")
+    return path
+
+
+def load_state(state_dir: str, port: int) -> ChromeProcess | None:
+    path = state_file(state_dir, port)
+    try:
+        return ChromeProcess(**json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError):
+        return None

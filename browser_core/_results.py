@@ -1,0 +1,49 @@
+"""The result envelope every provider returns to the brain, defined once."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class Source(BaseModel):
+    """One web source behind an answer."""
+
+    title: str = ""
+    url: str
+
+
+class Hop(BaseModel):
+    """One provider tried while answering a call."""
+
+    provider: str
+    ok: bool
+    elapsed_ms: int
+    failure_kind: str | None = None
+    detail: str | None = None
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class ToolExecutionResult(BaseModel):
+    """What `browse_and_search` and every provider hand back.
+
+    `reply_text` is the UNTRUSTED WEB EXTRACT envelope (see `browser_core.wrap_untrusted`)
+    around a compact, speakable body; `data` holds the structured result of the action.
+    """
+
+    success: bool
+    reply_text: str
+    provider: str
+    action: str = "search"
+    query: str = ""
+    sources: list[Source] = Field(default_factory=list)
+    data: dict[str, Any] = Field(default_factory=dict)
+    elapsed_ms: int = 0
+    retrieved_at: datetime = Field(default_factory=utcnow)
+    truncated: bool = False
+    chain: list[Hop] = Field(default_factory=list)

@@ -1,0 +1,287 @@
+"""The one typed settings model.
+
+Precedence, highest first: explicit keyword arguments, the process environment, a `.env`
+file (entry points only, via `load_settings`), `playwright.config.toml`, code defaults.
+A bad value raises `SettingsError` whose message is one line naming the variable and the
+accepted values; the CLI turns it into exit code 2.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from dotenv import dotenv_values
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from ._errors import SettingsError
+
+CONFIG_FILE_NAME = "playwright.config.toml"
+
+# TOML section.key -> settings field name.
+_TOML_KEYS: dict[str, str] = {
+    "cdp.host": "cdp_host",
+    "cdp.port": "cdp_port",
+    "cdp.connect_timeout_s": "connect_timeout_s",
+    "chrome.binary": "chrome_binary",
+    "chrome.window_size": "window_size",
+    "chrome.user_data_dir": "chrome_user_data_dir",
+    "timeouts.operation_s": "op_timeout_s",
+    "timeouts.navigation_s": "nav_timeout_s",
+    "timeouts.settle_ms": "settle_ms",
+    "timeouts.call_deadline_s": "call_deadline_s",
+    "google.hl": "google_hl",
+    "google.gl": "google_gl",
+    "google.udm14": "google_udm14",
+    "google.consent": "google_consent",
+}
+
+# What each variable accepts, for one-line error messages.
+_ACCEPTS: dict[str, str] = {
+    "bool": "true or false",
+    "int": "a whole number",
+    "float": "a number",
+}
+
+
+def _env(name: str, default: Any) -> Any:
+    return Field(default=default, validation_alias=AliasChoices(name))
+
+
+class Settings(BaseSettings):
+    """Everything configurable. Environment names are the ones the brain already uses."""
+
+    model_config = SettingsConfigDict(
+        case_sensitive=False, extra="ignore", populate_by_name=True, frozen=True
+    )
+
+    # Routing and CDP
+    stream_browser: bool = _env("STREAM_BROWSER", True)
+    cdp_host: str = _env("CDP_HOST", "127.0.0.1")
+    cdp_port: int = Field(default=9222, ge=1, le=65535, validation_alias="CDP_PORT")
+    cdp_url: str | None = _env("CDP_URL", None)
+    connect_timeout_s: float = Field(default=5.0, gt=0, validation_alias="SB_CONNECT_TIMEOUT_S")
+    connect_attempts: int = Field(default=3, ge=1, le=10, validation_alias="SB_CONNECT_ATTEMPTS")
+
+    # Deadlines
+    op_timeout_s: float = Field(default=20.0, gt=0, validation_alias="SB_OP_TIMEOUT_S")
+    nav_timeout_s: float = Field(default=15.0, gt=0, validation_alias="SB_NAV_TIMEOUT_S")
+    settle_ms: int = Field(default=1200, ge=0, le=30000, validation_alias="SB_SETTLE_MS")
+    call_deadline_s: float = Field(default=25.0, gt=0, validation_alias="SB_CALL_DEADLINE_S")
+    cache_ttl_s: float = Field(default=60.0, ge=0, validation_alias="SB_CACHE_TTL_S")
+
+    # Navigation policy
+    allow_hosts: tuple[str, ...] = Field(default=(), validation_alias="SB_ALLOW_HOSTS")
+
+    # Budgets
+    read_max_chars: int = Field(default=6000, ge=200, validation_alias="SB_READ_MAX_CHARS")
+    envelope_max_chars: int = Field(default=8000, ge=500, validation_alias="SB_ENVELOPE_MAX_CHARS")
+    max_results: int = Field(default=5, ge=1, le=20, validation_alias="SB_MAX_RESULTS")
+
+    # Local broadcast Chrome
+    chrome_binary: str = Field(default="", validation_alias="SB_CHROME_BINARY")
+    chrome_user_data_dir: str = Field(
+        default="~/.local/share/stream-browser/chrome-profile", validation_alias="SB_CHROME_PROFILE"
+    )
+    window_size: str = Field(default="1280,800", validation_alias="SB_WINDOW_SIZE")
+    state_dir: str = Field(default="~/.cache/stream-browser", validation_alias="SB_STATE_DIR")
+
+    # Google
+    google_hl: str = Field(default="en", validation_alias="SB_GOOGLE_HL")
+    google_gl: str = Field(default="us", validation_alias="SB_GOOGLE_GL")
+    google_udm14: bool = Field(default=False, validation_alias="SB_GOOGLE_UDM14")
+    google_consent: Literal["reject", "accept"] = Field(
+        default="reject", validation_alias="SB_GOOGLE_CONSENT"
+    )
+
+    # Gemini
+    gemini_auth: Literal["oauth", "apikey"] = _env("GEMINI_AUTH", "oauth")
+    gemini_api_key: SecretStr | None = _env("GEMINI_API_KEY", None)
+    gemini_model: str | None = _env("GEMINI_MODEL", None)
+    gemini_fallback_models: tuple[str, ...] = Field(
+        default=("gemini-2.5-flash",), validation_alias="GEMINI_FALLBACK_MODELS"
+    )
+    gemini_api_base: str = Field(
+        default="https://generativelanguage.googleapis.com", validation_alias="GEMINI_API_BASE"
+    )
+    gemini_oauth_dir: str | None = _env("GEMINI_OAUTH_DIR", None)
+    gemini_cli: str | None = Field(default=None, validation_alias="GEMINI_CLI")
+    gemini_timeout_s: float = Field(default=30.0, gt=0, validation_alias="GEMINI_TIMEOUT_S")
+    gemini_rest_timeout_s: float = Field(
+        default=20.0, gt=0, validation_alias="GEMINI_REST_TIMEOUT_S"
+    )
+
+    # Logging
+    log_level: Literal["debug", "info", "warning", "error"] = Field(
+        default="info", validation_alias="SB_LOG_LEVEL"
+    )
+    log_format: Literal["auto", "json", "console"] = Field(
+        default="auto", validation_alias="SB_LOG_FORMAT"
+    )
+
+    @field_validator("allow_hosts", "gemini_fallback_models", mode="before")
+    @classmethod
+    def _split_csv(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return tuple(part.strip() for part in value.split(",") if part.strip())
+        return value
+
+    @field_validator("cdp_url", "gemini_model", "gemini_oauth_dir", "gemini_cli", mode="before")
+    @classmethod
+    def _empty_is_none(cls, value: Any) -> Any:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("gemini_api_key", mode="before")
+    @classmethod
+    def _empty_key_is_none(cls, value: Any) -> Any:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("gemini_auth", "google_consent", "log_level", "log_format", mode="before")
+    @classmethod
+    def _lower(cls, value: Any) -> Any:
+        return value.strip().lower() if isinstance(value, str) else value
+
+    @property
+    def cdp_endpoint(self) -> str:
+        """The endpoint to attach to, re-read on every connect."""
+        if self.cdp_url:
+            return self.cdp_url.rstrip("/")
+        return f"http://{self.cdp_host}:{self.cdp_port}"
+
+    @property
+    def window(self) -> tuple[int, int]:
+        width, _, height = self.window_size.partition(",")
+        return int(width), int(height)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, env_settings, _TomlSource(settings_cls))
+
+
+class _TomlSource(PydanticBaseSettingsSource):
+    """Defaults from playwright.config.toml (the lowest-priority source)."""
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        path = find_config_file()
+        if path is None:
+            return {}
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise SettingsError(f"{path}: not valid TOML ({exc}); fix or delete the file") from exc
+        values: dict[str, Any] = {}
+        for section, table in data.items():
+            if not isinstance(table, dict):
+                continue
+            for key, value in table.items():
+                field = _TOML_KEYS.get(f"{section}.{key}")
+                if field is not None:
+                    alias = _alias_of(field)
+                    values[alias] = value
+        return values
+
+
+def _alias_of(field_name: str) -> str:
+    alias = Settings.model_fields[field_name].validation_alias
+    if isinstance(alias, AliasChoices):
+        return str(alias.choices[0])
+    return str(alias) if alias else field_name
+
+
+def find_config_file() -> Path | None:
+    """`STREAM_BROWSER_CONFIG`, else ./playwright.config.toml, else the one beside the package."""
+    explicit = os.environ.get("STREAM_BROWSER_CONFIG")
+    if explicit:
+        path = Path(explicit).expanduser()
+        return path if path.is_file() else None
+    for candidate in (Path.cwd() / CONFIG_FILE_NAME, Path(__file__).parents[1] / CONFIG_FILE_NAME):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def build_settings(**overrides: Any) -> Settings:
+    """Settings from the environment and config file, with `overrides` on top.
+
+    Raises `SettingsError` with one readable line on the first bad value.
+    """
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        raise SettingsError(_one_line(exc)) from None
+
+
+def load_settings(env_file: str | Path | None = ".env", **overrides: Any) -> Settings:
+    """For entry points: read `.env` (never overriding the real environment), then build."""
+    extra: dict[str, Any] = {}
+    if env_file is not None and Path(env_file).is_file():
+        for key, value in dotenv_values(env_file).items():
+            if value is not None and key not in os.environ:
+                extra[key] = value
+    if extra:
+        saved = {key: os.environ.get(key) for key in extra}
+        os.environ.update(extra)
+        try:
+            return build_settings(**overrides)
+        finally:
+            for key, old in saved.items():
+                if old is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = old
+    return build_settings(**overrides)
+
+
+def _one_line(exc: ValidationError) -> str:
+    error = exc.errors()[0]
+    loc = str(error["loc"][0]) if error["loc"] else "?"
+    name = _env_name(loc)
+    field = Settings.model_fields.get(_field_name(loc))
+    raw = error.get("input")
+    shown = "<hidden>" if name == "GEMINI_API_KEY" else repr(raw)
+    return f"{name}={shown} is not valid: expected {_accepted(field, error)}"
+
+
+def _field_name(loc: str) -> str:
+    for name, field in Settings.model_fields.items():
+        alias = field.validation_alias
+        choices = alias.choices if isinstance(alias, AliasChoices) else [alias]
+        if loc == name or loc in [str(c) for c in choices]:
+            return name
+    return loc
+
+
+def _env_name(loc: str) -> str:
+    field_name = _field_name(loc)
+    if field_name in Settings.model_fields:
+        return _alias_of(field_name).upper()
+    return loc.upper()
+
+
+def _accepted(field: Any, error: Any) -> str:
+    if field is None:
+        return str(error.get("msg", "a valid value"))
+    ctx = error.get("ctx") or {}
+    if "expected" in ctx:
+        return f"one of {ctx['expected']}"
+    if "port" in str(error["loc"][0]).lower():
+        return "a port number 1-65535"
+    symbols = {"ge": ">=", "gt": ">", "le": "<="}
+    bounds = [f"{symbols[op]} {ctx[op]}" for op in symbols if op in ctx]
+    name = getattr(field.annotation, "__name__", "")
+    if bounds:
+        return f"{_ACCEPTS.get(name, 'a value')} ({', '.join(bounds)})"
+    return _ACCEPTS.get(name, str(error.get("msg", "a valid value")).lower())

@@ -1,0 +1,85 @@
+"""The parsed shapes of a Google result page, a YouTube results or watch page and an article.
+
+Plain pydantic models, no behaviour: the parsers build them, providers and the CLI dump them.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+
+class SerpResult(BaseModel):
+    """One organic result, ranked from 1 in page order."""
+
+    rank: int
+    title: str
+    url: str
+    snippet: str = ""
+
+
+class KnowledgePanel(BaseModel):
+    """The entity box beside (or above) the results."""
+
+    title: str
+    description: str = ""
+    facts: dict[str, str] = Field(default_factory=dict)
+
+
+class SerpItem(BaseModel):
+    """A top-stories or video-carousel entry."""
+
+    title: str
+    url: str
+    source: str = ""
+
+
+class SerpPage(BaseModel):
+    """A Google result page; `blocked` is "captcha" or "consent" when Google showed a wall."""
+
+    results: list[SerpResult] = Field(default_factory=list)
+    answer: str | None = None
+    knowledge_panel: KnowledgePanel | None = None
+    people_also_ask: list[str] = Field(default_factory=list)
+    top_stories: list[SerpItem] = Field(default_factory=list)
+    videos: list[SerpItem] = Field(default_factory=list)
+    blocked: str | None = None
+
+
+class YoutubeVideo(BaseModel):
+    """One video of a YouTube results page; `duration` as shown ("4:13"), live has none."""
+
+    video_id: str
+    title: str
+    channel: str = ""
+    duration: str = ""
+    duration_s: int | None = None
+    url: str
+    is_live: bool = False
+
+
+class YoutubeResults(BaseModel):
+    """The videos of a results page in page order (ads, shorts, channels, playlists left out)."""
+
+    videos: list[YoutubeVideo] = Field(default_factory=list)
+
+
+class WatchInfo(BaseModel):
+    """What a watch page says about its video (from ytInitialPlayerResponse.videoDetails)."""
+
+    video_id: str
+    title: str
+    channel: str = ""
+    duration_s: int | None = None
+    url: str
+    is_live: bool = False
+
+
+class Article(BaseModel):
+    """The main text of a page and its metadata."""
+
+    title: str | None = None
+    author: str | None = None
+    date: str | None = None
+    language: str | None = None
+    text: str = ""
+    word_count: int = 0

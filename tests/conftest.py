@@ -1,0 +1,96 @@
+"""Shared test set-up: a real Debian Chromium over CDP, a local HTTP server, clean settings.
+
+No test reaches the internet: Google and YouTube addresses are routed to saved pages, and
+nothing reads the developer's `.env` or environment (every known variable is cleared).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from browser_core import ChromeProcess, Settings, SyncDriver, build_settings, launch_chrome, stop_pid
+from browser_core._chrome import free_port
+from tests._server import LocalServer
+
+ENV_PREFIXES = ("STREAM_BROWSER", "CDP_", "GEMINI_", "GOOGLE_", "SB_")
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in list(os.environ):
+        if name.startswith(ENV_PREFIXES) and name != "STREAM_BROWSER_CONFIG":
+            monkeypatch.delenv(name, raising=False)
+
+
+def _need_chromium() -> None:
+    if not (shutil.which("chromium") or shutil.which("google-chrome")):
+        pytest.fail("Chromium is not installed: run `make test` (it installs Debian chromium)")
+
+
+@pytest.fixture(scope="session")
+def chrome(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ChromeProcess]:
+    """The session's broadcast Chrome (headless), attached to over CDP by every test."""
+    _need_chromium()
+    profile = tmp_path_factory.mktemp("chrome-profile")
+    proc = launch_chrome(port=free_port(), user_data_dir=str(profile), headless=True)
+    yield proc
+    stop_pid(proc.pid)
+
+
+@pytest.fixture(scope="session")
+def server() -> Iterator[LocalServer]:
+    srv = LocalServer()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def http(server: LocalServer) -> Iterator[LocalServer]:
+    """The local server with this test's routes cleared afterwards."""
+    yield server
+    server.reset()
+
+
+def make_settings(chrome: ChromeProcess | None, tmp: Path, **extra: Any) -> Settings:
+    values: dict[str, Any] = {
+        "cdp_port": chrome.port if chrome else free_port(),
+        "allow_hosts": ("127.0.0.1",),
+        "state_dir": str(tmp / "state"),
+        "cache_ttl_s": 0,
+        "settle_ms": 200,
+        "op_timeout_s": 15,
+        "nav_timeout_s": 10,
+        "gemini_cli": str(tmp / "no-gemini-here"),
+    }
+    values.update(extra)
+    return build_settings(**values)
+
+
+@pytest.fixture
+def settings(chrome: ChromeProcess, tmp_path: Path) -> Settings:
+    return make_settings(chrome, tmp_path)
+
+
+@pytest.fixture
+def sync_driver(settings: Settings) -> Iterator[SyncDriver]:
+    drv = SyncDriver(settings)
+    yield drv
+    drv.call(drv.driver.close_owned_tab(), 10)
+    drv.close()
+    drv.loop.stop()
+
+
+# pytest-playwright: use Debian's Chromium for its `page` fixture (never `playwright install`).
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[str, Any]:
+    return {
+        **browser_type_launch_args,
+        "executable_path": shutil.which("chromium") or "/usr/bin/chromium",
+        "args": ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
+    }

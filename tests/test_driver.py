@@ -1,0 +1,299 @@
+"""The CDP driver against a real Chromium: owned tab, queue, reconnects, faults, safety."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from browser_core import (
+    BlockedUrl,
+    CdpUnreachable,
+    ChromeProcess,
+    OperationTimeout,
+    Settings,
+    SyncDriver,
+    cdp_targets,
+    launch_chrome,
+    stop_pid,
+)
+from browser_core._chrome import free_port
+from tests._server import Reply, LocalServer
+from tests.conftest import make_settings
+
+
+def tabs(settings: Settings) -> list[str]:
+    return sorted(t["id"] for t in cdp_targets(settings.cdp_endpoint) if t["type"] == "page")
+
+
+def read_body(drv: SyncDriver, url: str, **kw: Any) -> str:
+    async def op(page: Any) -> str:
+        await drv.driver.navigate(page, url)
+        return str(await page.inner_text("body"))
+
+    return str(drv.run("read", op, **kw))
+
+
+def test_attach_reads_a_local_page(sync_driver: SyncDriver, http: LocalServer) -> None:
+    url = http.route("/hello", Reply("<title>t</title><body><p>hello stream</p></body>"))
+    assert read_body(sync_driver, url) == "hello stream"
+
+
+def test_owned_tab_is_reused_across_calls(
+    sync_driver: SyncDriver, http: LocalServer, settings: Settings
+) -> None:
+    url = http.route("/a", Reply("<p>a</p>"))
+    read_body(sync_driver, url)
+    before = tabs(settings)
+    for _ in range(5):
+        read_body(sync_driver, url)
+    assert tabs(settings) == before
+
+
+def test_a_new_driver_adopts_the_owned_tab_instead_of_opening_another(
+    sync_driver: SyncDriver, http: LocalServer, settings: Settings
+) -> None:
+    url = http.route("/a", Reply("<p>a</p>"))
+    read_body(sync_driver, url)
+    before = tabs(settings)
+    sync_driver.close()  # like our process restarting: Chrome and the tab stay
+    second = SyncDriver(settings)
+    try:
+        assert read_body(second, url) == "a"
+        assert tabs(settings) == before
+    finally:
+        second.close()
+        second.loop.stop()
+
+
+def test_tab_count_stays_bounded_when_pages_open_popups(
+    sync_driver: SyncDriver, http: LocalServer, settings: Settings
+) -> None:
+    popup = http.route("/popup", Reply(
+        "<body><p>opener</p><script>window.open('/a'); window.open('/a', '_blank');</script>"))
+    http.route("/a", Reply("<p>a</p>"))
+    read_body(sync_driver, http.url("/a"))
+    before = len(tabs(settings))
+    for _ in range(10):
+        read_body(sync_driver, popup)
+    time.sleep(0.5)  # popups are closed as they appear
+    assert len(tabs(settings)) == before
+
+
+def test_other_tabs_are_never_closed(
+    sync_driver: SyncDriver, http: LocalServer, settings: Settings
+) -> None:
+    url = http.route("/a", Reply("<p>a</p>"))
+
+    async def open_user_tab(page: Any) -> str:
+        user_tab = await page.context.new_page()  # stands in for a tab the user opened
+        return str(user_tab.url)
+
+    sync_driver.run("user", open_user_tab)
+    before = tabs(settings)
+    for _ in range(3):
+        read_body(sync_driver, url)
+    assert tabs(settings) == before
+
+
+def test_twenty_threads_are_all_answered_one_at_a_time(
+    sync_driver: SyncDriver, http: LocalServer
+) -> None:
+    http.route("/n", lambda h: Reply(f"<p>{h.path.split('=')[1]}</p>"))
+    active, overlaps, results = [0], [0], {}
+    guard = threading.Lock()
+
+    async def op_for(n: int) -> Any:
+        async def op(page: Any) -> str:
+            with guard:
+                active[0] += 1
+                overlaps[0] = max(overlaps[0], active[0])
+            try:
+                await sync_driver.driver.navigate(page, http.url(f"/n?i={n}"))
+                return str(await page.inner_text("body"))
+            finally:
+                with guard:
+                    active[0] -= 1
+        return op
+
+    def worker(n: int) -> None:
+        op = sync_driver.call(op_for(n), 5)
+        results[n] = sync_driver.run(f"op{n}", op, timeout=60)
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(20)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(90)
+    assert results == {n: str(n) for n in range(20)}
+    assert overlaps[0] == 1
+
+
+def test_a_caller_waiting_past_its_deadline_gets_a_clear_timeout(
+    sync_driver: SyncDriver, http: LocalServer
+) -> None:
+    slow = http.route("/slow", Reply("<p>slow</p>", delay_s=2.0))
+    fast = http.route("/fast", Reply("<p>fast</p>"))
+    holder = threading.Thread(target=read_body, args=(sync_driver, slow))
+    holder.start()
+    time.sleep(0.3)
+    started = time.monotonic()
+    with pytest.raises(OperationTimeout, match="waited"):
+        read_body(sync_driver, fast, timeout=0.5)
+    assert time.monotonic() - started < 2.0
+    holder.join(10)
+    assert read_body(sync_driver, fast) == "fast"  # nothing was corrupted
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["file:///etc/passwd", "chrome://settings", "javascript:alert(1)", "data:text/html,hi",
+     "http://10.0.0.1/", "http://169.254.169.254/latest/meta-data/", "http://[::1]:9222/json"],
+)
+def test_policy_refuses_before_anything_is_shown(
+    sync_driver: SyncDriver, http: LocalServer, url: str
+) -> None:
+    shown = http.route("/shown", Reply("<p>shown</p>"))
+    read_body(sync_driver, shown)
+    with pytest.raises(BlockedUrl):
+        read_body(sync_driver, url)
+
+    async def where(page: Any) -> str:
+        return str(page.url)
+
+    assert sync_driver.run("where", where) == shown
+
+
+def test_a_redirect_to_an_internal_address_is_refused(
+    chrome: ChromeProcess, http: LocalServer, tmp_path: Path
+) -> None:
+    # The test server is allowed as "localhost" only; 127.0.0.1 stays internal.
+    settings = make_settings(chrome, tmp_path, allow_hosts=(f"localhost:{http.port}",))
+    http.route("/inner", Reply("<p>internal service</p>"))
+    http.route("/jump", Reply("", status=302, headers={"Location": http.url("/inner")}))
+    drv = SyncDriver(settings)
+    try:
+        with pytest.raises(BlockedUrl, match="redirect"):
+            read_body(drv, f"http://localhost:{http.port}/jump")
+
+        async def where(page: Any) -> str:
+            return str(page.url)
+
+        assert drv.run("where", where) == "about:blank"
+    finally:
+        drv.call(drv.driver.close_owned_tab(), 10)
+        drv.close()
+        drv.loop.stop()
+
+
+def test_dialogs_are_dismissed_and_downloads_cancelled(
+    sync_driver: SyncDriver, http: LocalServer, tmp_path: Path
+) -> None:
+    dialog = http.route("/dialog", Reply(
+        "<body><p id=o>before</p><script>alert('hi'); document.getElementById('o')"
+        ".textContent = confirm('sure?') ? 'accepted' : 'dismissed';</script></body>"))
+    assert read_body(sync_driver, dialog) == "dismissed"
+    download = http.route("/file.bin", Reply(b"\0" * 1000, content_type="application/octet-stream",
+                                             headers={"Content-Disposition": "attachment"}))
+
+    async def op(page: Any) -> Any:
+        return await sync_driver.driver.navigate(page, download)
+
+    outcome = sync_driver.run("download", op)
+    assert outcome.download is True
+
+
+# -- faults: a Chrome of our own that the test can kill, freeze and restart -------------------
+
+
+@pytest.fixture
+def own_chrome(tmp_path: Path) -> Any:
+    port = free_port()
+    profile = str(tmp_path / "profile")
+    procs: list[ChromeProcess] = []
+
+    def start() -> ChromeProcess:
+        proc = launch_chrome(port=port, user_data_dir=profile, headless=True)
+        procs.append(proc)
+        return proc
+
+    start()
+    yield port, start, procs
+    for proc in procs:
+        os.killpg(proc.pid, signal.SIGCONT) if _alive(proc.pid) else None
+        stop_pid(proc.pid)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_chrome_killed_mid_operation_fails_cleanly_then_recovers(
+    own_chrome: Any, http: LocalServer, tmp_path: Path
+) -> None:
+    port, start, procs = own_chrome
+    settings = make_settings(None, tmp_path, cdp_port=port, op_timeout_s=5)
+    drv = SyncDriver(settings)
+    hang = http.route("/hang", Reply("<p>late</p>", delay_s=3))
+    ok = http.route("/ok", Reply("<p>ok</p>"))
+    try:
+        assert read_body(drv, ok) == "ok"
+        threading.Timer(0.5, stop_pid, args=(procs[-1].pid,)).start()
+        started = time.monotonic()
+        with pytest.raises((CdpUnreachable, OperationTimeout)):
+            read_body(drv, hang)
+        assert time.monotonic() - started < 5.5
+        with pytest.raises(CdpUnreachable, match="stream-browser chrome"):
+            read_body(drv, ok)
+        start()
+        assert read_body(drv, ok) == "ok"  # same driver, same process
+    finally:
+        drv.close()
+        drv.loop.stop()
+
+
+def test_frozen_chrome_is_bounded_by_the_deadline(
+    own_chrome: Any, http: LocalServer, tmp_path: Path
+) -> None:
+    port, _start, procs = own_chrome
+    settings = make_settings(None, tmp_path, cdp_port=port, op_timeout_s=2,
+                             connect_timeout_s=1)
+    drv = SyncDriver(settings)
+    ok = http.route("/ok", Reply("<p>ok</p>"))
+    try:
+        assert read_body(drv, ok) == "ok"
+        os.killpg(procs[-1].pid, signal.SIGSTOP)
+        started = time.monotonic()
+        with pytest.raises((OperationTimeout, CdpUnreachable)):
+            read_body(drv, ok)
+        assert time.monotonic() - started < 4.5
+        os.killpg(procs[-1].pid, signal.SIGCONT)
+        assert read_body(drv, ok) == "ok"
+    finally:
+        drv.close()
+        drv.loop.stop()
+
+
+def test_no_chrome_reports_cdp_unreachable_with_the_fix(tmp_path: Path) -> None:
+    settings = make_settings(None, tmp_path, op_timeout_s=3)
+    drv = SyncDriver(settings)
+    try:
+        started = time.monotonic()
+        with pytest.raises(CdpUnreachable) as info:
+            drv.run("read", lambda page: page.title())
+        assert time.monotonic() - started < 3.5
+        assert settings.cdp_endpoint in str(info.value)
+        assert "stream-browser chrome" in str(info.value)
+        assert info.value.kind == "cdp-unreachable"
+    finally:
+        drv.close()
+        drv.loop.stop()
