@@ -34,7 +34,7 @@ venv: .venv/.installed
 .venv/.installed: pyproject.toml
 	@test -x $(PY) || python3 -m venv .venv
 	@$(PY) -m pip install -q --upgrade pip >/dev/null 2>&1 || true
-	@$(PY) -m pip install -q -e '.[dev]' 2>&1 | grep -v -i '^warning' || true
+	@$(PY) -m pip install -q -e '.[dev]' --config-settings editable_mode=compat 2>&1 | grep -v -i '^warning' || true
 	@$(PY) -c "import browser_core, search, gemini, playwright, trafilatura" && touch $@
 
 # The real Gemini CLI for the compatibility test (skipped with a reason if npm is missing).
@@ -61,6 +61,24 @@ typecheck: venv
 format: venv
 	@$(PY) -m ruff format browser_core gemini search tests bench scripts
 	@$(PY) -m ruff check --fix browser_core gemini search tests bench scripts
+
+# Developer tools (see README "Debugging and recordings" and "Performance").
+debug: setup
+	@$(SB) debug $(ARGS)
+
+record: setup
+	@test -n "$(NAME)" || { echo 'usage: make record ACTION=search ARG="query" NAME=my-case'; exit 2; }
+	@$(SB) record $(or $(ACTION),search) "$(ARG)" --name "$(NAME)"
+
+update-recordings: setup
+	@$(PY) scripts/update_recordings.py
+
+bench: setup
+	@cd bench && npm install --silent --no-audit --no-fund >/dev/null
+	@$(PY) bench/bench.py $(BENCH_ARGS)
+
+soak: setup
+	@$(PY) bench/soak.py $(SOAK_ARGS)
 
 bench-extract: venv
 	@$(PY) bench/extract.py $(or $(FIXTURES),../shared/fixtures)

@@ -1,6 +1,6 @@
 """Agreement of `parse_serp` with the ground truth shipped beside saved Google result pages.
 
-Usage: python bench/eval_serp.py FIXTURES_DIR   (e.g. /work/shared/fixtures/serp or tests/fixtures/serp)
+Usage: python bench/eval_serp.py FIXTURES_DIR  (e.g. tests/fixtures/serp)
 Per file: organic URL recall/precision against `*.expected.json` (approved parser output of the
 source project, redirect wrappers removed on both sides) and the facts in
 `*.expected.partial.json` (counts, titles, URLs at given indexes); then a summary per family.
@@ -20,7 +20,9 @@ from urllib.parse import unquote, urlsplit
 
 from search.parsers.google import clean_google_url, parse_serp
 
-_PARTIAL = re.compile(r"^organic\[(\d+)\]\.(url|title|domain|snippet)(\(contains\)|\(ws-normalized\))?$")
+_PARTIAL = re.compile(
+    r"^organic\[(\d+)\]\.(url|title|domain|snippet)(\(contains\)|\(ws-normalized\))?$"
+)
 
 
 def read_text(path: Path) -> str:
@@ -151,7 +153,8 @@ def report(rows: list[dict[str, Any]]) -> None:
         full = [r for r in rows if r["family"] == family and "recall" in r]
         part = [r for r in rows if r["family"] == family and "checks" in r]
         if full:
-            print(f"{family:28} {len(full):3} files  mean recall {mean(r['recall'] for r in full):.3f}"
+            recall = mean(r["recall"] for r in full)
+            print(f"{family:28} {len(full):3} files  mean recall {recall:.3f}"
                   f"  mean precision {mean(r['precision'] for r in full):.3f}"
                   f"  first-url ok {sum(r['first_ok'] for r in full)}/{len(full)}")
         if part:

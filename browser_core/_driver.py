@@ -14,9 +14,9 @@ import contextlib
 import json
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import structlog
 from playwright.async_api import Browser, BrowserContext, Page, Playwright, async_playwright
@@ -34,6 +34,7 @@ from ._settings import Settings
 
 T = TypeVar("T")
 PageHook = Callable[[Page], Awaitable[None]]
+WaitUntil = Literal["commit", "domcontentloaded", "load", "networkidle"]
 log = structlog.get_logger("browser_core.driver")
 
 NEUTRAL_URL = "about:blank"
@@ -63,6 +64,7 @@ class NavOutcome:
     status: int | None
     content_type: str
     download: bool = False
+    response: Any = field(default=None, compare=False, repr=False)
 
     @property
     def is_html(self) -> bool:
@@ -141,19 +143,25 @@ class Driver:
         timeout: float | None = None,
         settle_ms: int | None = None,
         check: bool = True,
+        wait_until: WaitUntil = "domcontentloaded",
     ) -> NavOutcome:
-        """Open `url` in `page` under the navigation policy; wait for DOM plus a capped settle."""
+        """Open `url` in `page` under the navigation policy; wait for DOM plus a capped settle.
+
+        With `wait_until="commit"` it returns as soon as the response starts (no settle), so a
+        caller can parse `outcome.response` while the page keeps painting for viewers.
+        """
         if check:
             url = await self.check(url)
         nav_ms = (timeout or self.settings.nav_timeout_s) * 1000
         try:
-            response = await page.goto(url, wait_until="domcontentloaded", timeout=nav_ms)
+            response = await page.goto(url, wait_until=wait_until, timeout=nav_ms)
         except PlaywrightError as exc:
             return await self._navigation_error(page, url, exc)
         outcome = NavOutcome(
             url=page.url,
             status=response.status if response else None,
             content_type=(response.headers.get("content-type", "") if response else ""),
+            response=response,
         )
         self._check_redirects(response, page.url)
         if not self._page_allowed(page.url):
@@ -163,7 +171,8 @@ class Driver:
                 url=page.url[:200],
                 reason="redirect",
             )
-        await self.settle(page, settle_ms)
+        if wait_until != "commit":
+            await self.settle(page, settle_ms)
         return outcome
 
     async def settle(self, page: Page, settle_ms: int | None = None) -> None:

@@ -32,7 +32,7 @@ _INVISIBLE = re.compile(
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _FENCE_RUN = re.compile(r"[<>]{3,}|[\u2039\u203a\u00ab\u00bb\uff1c\uff1e\u3008\u3009]{3,}")
 _FENCE_WORD = re.compile(r"(END[\s_-]*)?UNTRUSTED[\s_-]*WEB[\s_-]*EXTRACT", re.IGNORECASE)
-_TAG = re.compile(r"<\s*(/?)\s*([A-Za-z_|][\w:|.-]*)([^<>\n]{0,200})>")
+_TAG = re.compile(r"<(/?)([A-Za-z_|][\w:|.-]*)((?:\s[^<>\n]{0,200})?|/?)>")
 _SPACES = re.compile(r"[ \t]{2,}")
 
 
@@ -104,7 +104,7 @@ def parse_envelope(text: str) -> Envelope:
     if match is None:
         raise ValueError("not a well-formed untrusted web extract envelope")
     nonce, body = match.group("nonce"), match.group("body")
-    if nonce in body or FENCE_WORD in body:
+    if "<<<" in body or FENCE_WORD in body:
         raise ValueError("the envelope body contains a fence")
     header = {}
     for line in match.group("header").splitlines():

@@ -11,11 +11,12 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from dotenv import dotenv_values
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import SettingsError as _SourceError
 
 from ._errors import SettingsError
 
@@ -74,7 +75,9 @@ class Settings(BaseSettings):
     cache_ttl_s: float = Field(default=60.0, ge=0, validation_alias="SB_CACHE_TTL_S")
 
     # Navigation policy
-    allow_hosts: tuple[str, ...] = Field(default=(), validation_alias="SB_ALLOW_HOSTS")
+    allow_hosts: Annotated[tuple[str, ...], NoDecode] = Field(
+        default=(), validation_alias="SB_ALLOW_HOSTS"
+    )
 
     # Budgets
     read_max_chars: int = Field(default=6000, ge=200, validation_alias="SB_READ_MAX_CHARS")
@@ -101,7 +104,7 @@ class Settings(BaseSettings):
     gemini_auth: Literal["oauth", "apikey"] = _env("GEMINI_AUTH", "oauth")
     gemini_api_key: SecretStr | None = _env("GEMINI_API_KEY", None)
     gemini_model: str | None = _env("GEMINI_MODEL", None)
-    gemini_fallback_models: tuple[str, ...] = Field(
+    gemini_fallback_models: Annotated[tuple[str, ...], NoDecode] = Field(
         default=("gemini-2.5-flash",), validation_alias="GEMINI_FALLBACK_MODELS"
     )
     gemini_api_base: str = Field(
@@ -222,6 +225,8 @@ def build_settings(**overrides: Any) -> Settings:
         return Settings(**overrides)
     except ValidationError as exc:
         raise SettingsError(_one_line(exc)) from None
+    except _SourceError as exc:
+        raise SettingsError(f"{exc}; check the environment and .env") from None
 
 
 def load_settings(env_file: str | Path | None = ".env", **overrides: Any) -> Settings:

@@ -89,13 +89,9 @@ def render_answer(answer: GeminiAnswer) -> str:
 
 def _trim_url(url: str) -> str:
     """Drop trailing punctuation and a closing parenthesis that the URL did not open."""
-    while url:
-        if url[-1] in _URL_TRAILING:
-            url = url[:-1]
-        elif url[-1] == ")" and url.count(")") > url.count("("):
-            url = url[:-1]
-        else:
-            return url
+    while url and (url[-1] in _URL_TRAILING
+                   or (url[-1] == ")" and url.count(")") > url.count("("))):
+        url = url[:-1]
     return url
 
 

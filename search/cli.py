@@ -15,7 +15,11 @@ from typing import Any
 
 from browser_core import Settings, SettingsError, configure_logging, load_settings
 
-COMMAND_MODULES: tuple[str, ...] = ("search._cli_core",)
+COMMAND_MODULES: tuple[str, ...] = (
+    "search._cli_core",
+    "search._cli_demo",
+    "search._cli_gemini",
+)
 
 
 @dataclass

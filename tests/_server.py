@@ -11,9 +11,15 @@ from pathlib import Path
 from typing import Any
 
 PAGES = Path(__file__).parent / "pages"
-_TYPES = {".html": "text/html; charset=utf-8", ".webm": "video/webm", ".json": "application/json",
-          ".pdf": "application/pdf", ".png": "image/png", ".js": "text/javascript",
-          ".css": "text/css"}
+_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".webm": "video/webm",
+    ".json": "application/json",
+    ".pdf": "application/pdf",
+    ".png": "image/png",
+    ".js": "text/javascript",
+    ".css": "text/css",
+}
 
 
 @dataclass
@@ -44,10 +50,10 @@ class LocalServer:
             def log_message(self, *args: Any) -> None:
                 pass
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 owner._serve(self)
 
-            do_POST = do_GET  # noqa: N815
+            do_POST = do_GET
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
@@ -97,4 +103,6 @@ def _static(path: str) -> Reply:
     file = (PAGES / path.lstrip("/")).resolve()
     if PAGES.resolve() not in file.parents or not file.is_file():
         return Reply(b"<h1>404 Not Found</h1>", status=404)
-    return Reply(file.read_bytes(), content_type=_TYPES.get(file.suffix, "application/octet-stream"))
+    return Reply(
+        file.read_bytes(), content_type=_TYPES.get(file.suffix, "application/octet-stream")
+    )

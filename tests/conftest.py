@@ -14,7 +14,14 @@ from typing import Any
 
 import pytest
 
-from browser_core import ChromeProcess, Settings, SyncDriver, build_settings, launch_chrome, stop_pid
+from browser_core import (
+    ChromeProcess,
+    Settings,
+    SyncDriver,
+    build_settings,
+    launch_chrome,
+    stop_pid,
+)
 from browser_core._chrome import free_port
 from tests._server import LocalServer
 

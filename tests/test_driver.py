@@ -23,7 +23,7 @@ from browser_core import (
     stop_pid,
 )
 from browser_core._chrome import free_port
-from tests._server import Reply, LocalServer
+from tests._server import LocalServer, Reply
 from tests.conftest import make_settings
 
 
@@ -74,8 +74,12 @@ def test_a_new_driver_adopts_the_owned_tab_instead_of_opening_another(
 def test_tab_count_stays_bounded_when_pages_open_popups(
     sync_driver: SyncDriver, http: LocalServer, settings: Settings
 ) -> None:
-    popup = http.route("/popup", Reply(
-        "<body><p>opener</p><script>window.open('/a'); window.open('/a', '_blank');</script>"))
+    popup = http.route(
+        "/popup",
+        Reply(
+            "<body><p>opener</p><script>window.open('/a'); window.open('/a', '_blank');</script>"
+        ),
+    )
     http.route("/a", Reply("<p>a</p>"))
     read_body(sync_driver, http.url("/a"))
     before = len(tabs(settings))
@@ -119,6 +123,7 @@ def test_twenty_threads_are_all_answered_one_at_a_time(
             finally:
                 with guard:
                     active[0] -= 1
+
         return op
 
     def worker(n: int) -> None:
@@ -152,8 +157,15 @@ def test_a_caller_waiting_past_its_deadline_gets_a_clear_timeout(
 
 @pytest.mark.parametrize(
     "url",
-    ["file:///etc/passwd", "chrome://settings", "javascript:alert(1)", "data:text/html,hi",
-     "http://10.0.0.1/", "http://169.254.169.254/latest/meta-data/", "http://[::1]:9222/json"],
+    [
+        "file:///etc/passwd",
+        "chrome://settings",
+        "javascript:alert(1)",
+        "data:text/html,hi",
+        "http://10.0.0.1/",
+        "http://169.254.169.254/latest/meta-data/",
+        "http://[::1]:9222/json",
+    ],
 )
 def test_policy_refuses_before_anything_is_shown(
     sync_driver: SyncDriver, http: LocalServer, url: str
@@ -194,12 +206,22 @@ def test_a_redirect_to_an_internal_address_is_refused(
 def test_dialogs_are_dismissed_and_downloads_cancelled(
     sync_driver: SyncDriver, http: LocalServer, tmp_path: Path
 ) -> None:
-    dialog = http.route("/dialog", Reply(
-        "<body><p id=o>before</p><script>alert('hi'); document.getElementById('o')"
-        ".textContent = confirm('sure?') ? 'accepted' : 'dismissed';</script></body>"))
+    dialog = http.route(
+        "/dialog",
+        Reply(
+            "<body><p id=o>before</p><script>alert('hi'); document.getElementById('o')"
+            ".textContent = confirm('sure?') ? 'accepted' : 'dismissed';</script></body>"
+        ),
+    )
     assert read_body(sync_driver, dialog) == "dismissed"
-    download = http.route("/file.bin", Reply(b"\0" * 1000, content_type="application/octet-stream",
-                                             headers={"Content-Disposition": "attachment"}))
+    download = http.route(
+        "/file.bin",
+        Reply(
+            b"\0" * 1000,
+            content_type="application/octet-stream",
+            headers={"Content-Disposition": "attachment"},
+        ),
+    )
 
     async def op(page: Any) -> Any:
         return await sync_driver.driver.navigate(page, download)
@@ -265,8 +287,7 @@ def test_frozen_chrome_is_bounded_by_the_deadline(
     own_chrome: Any, http: LocalServer, tmp_path: Path
 ) -> None:
     port, _start, procs = own_chrome
-    settings = make_settings(None, tmp_path, cdp_port=port, op_timeout_s=2,
-                             connect_timeout_s=1)
+    settings = make_settings(None, tmp_path, cdp_port=port, op_timeout_s=2, connect_timeout_s=1)
     drv = SyncDriver(settings)
     ok = http.route("/ok", Reply("<p>ok</p>"))
     try:

@@ -256,12 +256,30 @@ def _inside(el: _Element, container: _Element) -> bool:
 
 
 def _answer(doc: _Element) -> str | None:
+    """The direct answer or featured snippet text (answers inside PAA entries do not count)."""
     for xpath in _ANSWER_XPATHS:
         for el in doc.xpath(xpath):
             text = _text(el)
-            if text:
+            if text and not _in_paa(el):
                 return text
+    return _list_answer(doc)
+
+
+def _list_answer(doc: _Element) -> str | None:
+    """A featured snippet that is a list: its items joined with "; "."""
+    for box in doc.xpath('//div[contains(@class,"xpdopen")][.//h2]'):
+        if box.xpath('.//*[contains(@class,"related-question-pair")]'):
+            continue
+        for items in box.xpath(".//ol | .//ul"):
+            texts = [t for t in (_text(li) for li in items.xpath("./li")) if t]
+            if texts:
+                return "; ".join(texts)
     return None
+
+
+def _in_paa(el: _Element) -> bool:
+    return any("related-question-pair" in (node.get("class") or "")
+               for node in el.iterancestors())
 
 
 def _knowledge_panel(doc: _Element) -> KnowledgePanel | None:
@@ -318,7 +336,7 @@ def _top_stories(doc: _Element, base: str | None) -> list[SerpItem]:
 
 def _videos(doc: _Element, base: str | None) -> list[SerpItem]:
     anchors = doc.xpath(
-        '//video-voyager//a[@href] | //*[@data-vid]//a[@href]'
+        '//video-voyager//a[@href] | //*[@data-vid]//a[@href] | //a[contains(@class,"X5OiLe")]'
         ' | //g-scrolling-carousel//a[contains(@href,"youtube.com/watch")]'
     )
     return [item for item in _items(anchors, base, exclude_video=False) if _is_video(item.url)]
@@ -335,7 +353,10 @@ def _items(anchors: Iterable[_Element], base: str | None, *, exclude_video: bool
         url = clean_google_url(anchor.get("href", ""), base)
         if url is None or url in seen or (exclude_video and _is_video(url)):
             continue
-        headings = anchor.xpath('.//*[@role="heading"] | .//h3')
+        headings = anchor.xpath(
+            './/*[@role="heading"] | .//h3 | .//*[contains(@class,"cHaqb")]'
+            ' | .//*[contains(@class,"fc9yUc")]'
+        )
         title = _text(headings[0]) if headings else _text(anchor)
         if not title:
             continue

@@ -1,0 +1,176 @@
+"""Serve saved pages to a bench Chromium the way the web would, and measure what serving costs.
+
+A Python `route.fulfill` of a 1.7 MB page adds about 0.5 s per navigation (IPC), which would
+swamp the differences the bench measures. So pages come from a local HTTPS server instead, and
+Chromium is started with resolver rules that send www.google.com / www.youtube.com to it (the
+address bar keeps the real URL); every other host fails at once, as if it were not recorded.
+"""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+import ssl
+import statistics
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+HTML = "text/html; charset=utf-8"
+MAPPED_HOSTS = ("www.google.com", "www.youtube.com")
+
+
+@dataclass
+class Served:
+    """One canned reply. `delay_s` holds the reply back (a slow or hanging server)."""
+
+    body: bytes
+    content_type: str = HTML
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    delay_s: float = 0.0
+
+
+Handler = Served | Callable[[str], Served]
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One request the server answered: path, bytes sent, seconds spent answering."""
+
+    path: str
+    status: int
+    size: int
+    seconds: float
+
+
+def read_page(path: Path | str) -> bytes:
+    """The bytes of a saved page (`.gz` files are decompressed)."""
+    data = Path(path).read_bytes()
+    return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+
+
+def make_cert(folder: Path) -> tuple[Path, Path]:
+    """A throw-away self-signed certificate for the mapped hosts (needs `openssl`)."""
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        raise RuntimeError("openssl not found: install it with `apt-get install openssl`")
+    folder.mkdir(parents=True, exist_ok=True)
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    names = ",".join(f"DNS:{host}" for host in MAPPED_HOSTS) + ",IP:127.0.0.1"
+    subprocess.run(
+        [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+         "-keyout", str(key), "-out", str(cert), "-subj", "/CN=www.google.com",
+         "-addext", f"subjectAltName={names}"],
+        check=True, capture_output=True, timeout=60,
+    )
+    return cert, key
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # a browser that went away mid-reply (killed, navigated off) is expected here
+
+
+class BenchServer:
+    """HTTPS on 127.0.0.1: path prefix -> reply; unknown paths get a tiny 404 at once."""
+
+    def __init__(self, cert_dir: Path) -> None:
+        self.routes: dict[str, Handler] = {}
+        self.hits: list[Hit] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._httpd = _Server(("127.0.0.1", 0), self._handler_class())
+        cert, key = make_cert(cert_dir)
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(cert, key)
+        self._httpd.socket = context.wrap_socket(self._httpd.socket, server_side=True)
+        self.port = int(self._httpd.server_address[1])
+        self.origin = f"https://127.0.0.1:{self.port}"
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True,
+                                        kwargs={"poll_interval": 0.05})
+        self._thread.start()
+
+    def add(self, prefix: str, handler: Handler) -> str:
+        """Serve `handler` for every path starting with `prefix`; returns the local URL."""
+        self.routes[prefix] = handler
+        return self.origin + prefix
+
+    def chrome_args(self, hosts: tuple[str, ...] = MAPPED_HOSTS) -> tuple[str, ...]:
+        """Flags for the bench Chromium: mapped hosts here, every other name unresolvable."""
+        rules = [f"MAP {host} 127.0.0.1:{self.port}" for host in hosts]
+        rules += ["MAP * ~NOTFOUND", "EXCLUDE 127.0.0.1"]
+        return (f"--host-resolver-rules={', '.join(rules)}", "--ignore-certificate-errors")
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def serving_ms(self, prefix: str) -> tuple[int, float, float]:
+        """(requests, median ms, max ms) the server spent answering paths under `prefix`."""
+        with self._lock:
+            times = [h.seconds * 1000 for h in self.hits if h.path.startswith(prefix)]
+        if not times:
+            return 0, 0.0, 0.0
+        return len(times), statistics.median(times), max(times)
+
+    def clear_hits(self) -> None:
+        with self._lock:
+            self.hits.clear()
+
+    # -- the request handler ----------------------------------------------------------------
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                owner._answer(self)
+
+            do_POST = do_GET
+            do_HEAD = do_GET
+
+        return Handler
+
+    def _match(self, path: str) -> Served:
+        prefix = max((p for p in self.routes if path.startswith(p)), key=len, default=None)
+        if prefix is None:
+            return Served(b"not recorded", content_type="text/plain", status=404)
+        handler = self.routes[prefix]
+        return handler(path) if callable(handler) else handler
+
+    def _answer(self, request: BaseHTTPRequestHandler) -> None:
+        started = time.perf_counter()
+        reply = self._match(request.path)
+        if reply.delay_s and self._stop.wait(reply.delay_s):
+            return
+        try:
+            request.send_response(reply.status)
+            request.send_header("Content-Type", reply.content_type)
+            request.send_header("Content-Length", str(len(reply.body)))
+            request.send_header("Cache-Control", "no-store")
+            for key, value in reply.headers.items():
+                request.send_header(key, value)
+            request.end_headers()
+            if request.command != "HEAD":
+                request.wfile.write(reply.body)
+            request.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
+            return
+        seconds = time.perf_counter() - started - reply.delay_s
+        with self._lock:
+            self.hits.append(Hit(request.path, reply.status, len(reply.body), seconds))

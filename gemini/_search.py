@@ -1,0 +1,104 @@
+"""The public Gemini entry points: raising `ask*` for the routing layer, fail-open `*search`.
+
+`acli_search`/`arest_search`/`asearch` (and their sync twins) never raise: any failure is
+logged as `gemini.failed` with its `failure_kind` and they return None.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+
+import structlog
+
+from browser_core import Settings, ToolExecutionResult, envelope_result
+
+from ._cli import ask_cli
+from ._errors import GeminiError
+from ._models import GeminiAnswer, render_answer
+from ._rest import ask_rest
+from ._sync import run_sync
+
+log = structlog.get_logger("gemini")
+
+Asker = Callable[[str, Settings], Awaitable[GeminiAnswer]]
+PROVIDERS: dict[str, str] = {"oauth": "gemini-cli", "apikey": "gemini-api"}
+
+
+def provider_name(auth: str) -> str:
+    """"gemini-cli" for the account login, "gemini-api" for the API key."""
+    return PROVIDERS[auth]
+
+
+def _asker(auth: str) -> Asker:
+    return ask_cli if auth == "oauth" else ask_rest
+
+
+async def ask(query: str, settings: Settings) -> GeminiAnswer:
+    """Ask Gemini by `GEMINI_AUTH`; raises a GeminiError leaf (for the routing layer)."""
+    return await _asker(settings.gemini_auth)(query, settings)
+
+
+def to_result(answer: GeminiAnswer, settings: Settings, query: str,
+              elapsed_ms: int) -> ToolExecutionResult:
+    """The brain-facing envelope for an answer."""
+    return envelope_result(
+        render_answer(answer), provider=provider_name(answer.auth), action="search",
+        query=query, sources=answer.sources, max_chars=settings.envelope_max_chars,
+        data={"search_queries": answer.search_queries, "model": answer.model},
+        elapsed_ms=elapsed_ms,
+    )
+
+
+def _elapsed_ms(started: float) -> int:
+    return int((time.monotonic() - started) * 1000)
+
+
+async def _fail_open(ask_with: Asker, auth: str, query: str,
+                     settings: Settings) -> ToolExecutionResult | None:
+    provider, started = provider_name(auth), time.monotonic()
+    try:
+        answer = await ask_with(query, settings)
+    except GeminiError as exc:
+        log.warning("gemini.failed", provider=provider, failure_kind=exc.kind,
+                    error=exc.message, hint=exc.hint, elapsed_ms=_elapsed_ms(started))
+        return None
+    except Exception as exc:  # fail open: the caller must never see an exception
+        log.error("gemini.failed", provider=provider, failure_kind="gemini-internal",
+                  error_type=type(exc).__name__, elapsed_ms=_elapsed_ms(started))
+        return None
+    elapsed = _elapsed_ms(started)
+    log.info("gemini.completed", provider=provider, model=answer.model,
+             sources=len(answer.sources), elapsed_ms=elapsed)
+    return to_result(answer, settings, query, elapsed)
+
+
+async def acli_search(query: str, settings: Settings) -> ToolExecutionResult | None:
+    """Gemini CLI (account login); None on any failure."""
+    return await _fail_open(ask_cli, "oauth", query, settings)
+
+
+async def arest_search(query: str, settings: Settings) -> ToolExecutionResult | None:
+    """Gemini REST API (key); None on any failure."""
+    return await _fail_open(ask_rest, "apikey", query, settings)
+
+
+async def asearch(query: str, settings: Settings) -> ToolExecutionResult | None:
+    """The transport chosen by `GEMINI_AUTH`; None on any failure."""
+    auth = settings.gemini_auth
+    return await _fail_open(_asker(auth), auth, query, settings)
+
+
+def cli_search(query: str, settings: Settings) -> ToolExecutionResult | None:
+    """Sync twin of `acli_search`."""
+    return run_sync(acli_search(query, settings))
+
+
+def rest_search(query: str, settings: Settings) -> ToolExecutionResult | None:
+    """Sync twin of `arest_search`."""
+    return run_sync(arest_search(query, settings))
+
+
+def search(query: str, settings: Settings) -> ToolExecutionResult | None:
+    """Sync twin of `asearch`."""
+    return run_sync(asearch(query, settings))

@@ -1,0 +1,349 @@
+"""CLI commands for people: chrome, doctor, search, read, play and its controls, ask.
+
+Every browser command attaches to the broadcast Chrome, adopts the owned tab (the same tab
+every time, remembered in the state dir) and leaves Chrome running when it exits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from pydantic import BaseModel
+
+from browser_core import (
+    CdpUnreachable,
+    Driver,
+    Settings,
+    StreamBrowserError,
+    cdp_targets,
+    cdp_version,
+    launch_chrome,
+    stop_pid,
+)
+from browser_core._chrome import load_state, save_state, state_file
+from browser_core._replay import replay_hook
+from search._types import ToolContext
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def register(sub: Any) -> None:
+    chrome = sub.add_parser("chrome", help="start (or stop) the local broadcast Chrome")
+    chrome.add_argument("--port", type=int, help="CDP port (default CDP_PORT, 9222)")
+    chrome.add_argument("--headless", action="store_true", help="no window at all")
+    chrome.add_argument("--stop", action="store_true", help="stop the Chrome this command started")
+    chrome.set_defaults(func=cmd_chrome)
+
+    doctor = sub.add_parser("doctor", help="check settings, Chrome, the Gemini CLI and API key")
+    doctor.set_defaults(func=cmd_doctor)
+
+    search = sub.add_parser("search", help="Google search on the broadcast Chrome")
+    search.add_argument("query")
+    search.add_argument(
+        "--read-top", type=int, default=0, metavar="N", help="also read the top N results"
+    )
+    _common(search)
+    search.set_defaults(func=cmd_search)
+
+    read = sub.add_parser("read", help="open a page on the broadcast Chrome and read its text")
+    read.add_argument("url")
+    _common(read)
+    read.set_defaults(func=cmd_read)
+
+    play = sub.add_parser(
+        "play", help="play a YouTube video (query or URL) on the broadcast Chrome"
+    )
+    play.add_argument("target", metavar="QUERY_OR_URL")
+    _common(play)
+    play.set_defaults(func=cmd_play)
+
+    for name, text in (
+        ("pause", "pause the video"),
+        ("resume", "resume the video"),
+        ("stop", "stop the video and leave a neutral page"),
+        ("status", "what is playing"),
+    ):
+        control = sub.add_parser(name, help=text)
+        _common(control, replay=False)
+        control.set_defaults(func=cmd_control, control=name)
+
+    ask = sub.add_parser("ask", help="what the brain gets: route by broadcast state, envelope")
+    ask.add_argument("query")
+    ask.add_argument("--action", choices=("auto", "search", "read", "play"), default="auto")
+    ask.add_argument("--url")
+    ask.add_argument("--broadcasting", choices=("true", "false", "none"), default="none")
+    _common(ask)
+    ask.set_defaults(func=cmd_ask)
+
+
+def _common(parser: argparse.ArgumentParser, *, replay: bool = True) -> None:
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    if replay:
+        parser.add_argument(
+            "--replay", metavar="NAME_OR_HAR", help="serve the network from a recording (offline)"
+        )
+
+
+# -- helpers --------------------------------------------------------------------------------
+
+
+def _driver(args: argparse.Namespace, settings: Settings) -> Driver:
+    hooks = (replay_hook(args.replay),) if getattr(args, "replay", None) else ()
+    return Driver(settings, page_hooks=hooks)
+
+
+def _run(driver: Driver, make: Callable[[], Awaitable[Any]]) -> Any:
+    async def main() -> Any:
+        try:
+            return await make()
+        finally:
+            await driver.close()
+
+    return asyncio.run(main())
+
+
+def _fail(exc: StreamBrowserError) -> int:
+    print(f"stream-browser: {exc.kind}: {exc}", file=sys.stderr)
+    return EXIT_FAILED
+
+
+def _emit(args: argparse.Namespace, payload: BaseModel | dict[str, Any], text: str) -> None:
+    if args.json:
+        data = payload.model_dump(mode="json") if isinstance(payload, BaseModel) else payload
+        print(json.dumps(data, ensure_ascii=False, indent=None))
+    else:
+        print(text)
+
+
+# -- commands -------------------------------------------------------------------------------
+
+
+def cmd_chrome(args: argparse.Namespace, app: Any) -> int:
+    settings: Settings = app.settings
+    port = args.port or settings.cdp_port
+    endpoint = f"http://127.0.0.1:{port}"
+    if args.stop:
+        state = load_state(settings.state_dir, port)
+        if state is None:
+            print(f"no Chrome started by stream-browser on port {port}", file=sys.stderr)
+            return EXIT_FAILED
+        stop_pid(state.pid)
+        if state.xvfb_pid:
+            stop_pid(state.xvfb_pid)
+        state_file(settings.state_dir, port).unlink(missing_ok=True)
+        print(f"stopped Chrome (pid {state.pid}) on {endpoint}")
+        return EXIT_OK
+    try:
+        version = cdp_version(endpoint)
+        print(f"Chrome is already running: {endpoint} ({version.get('Browser', '?')})")
+        return EXIT_OK
+    except CdpUnreachable:
+        pass
+    try:
+        proc = launch_chrome(
+            port=port,
+            user_data_dir=settings.chrome_user_data_dir,
+            binary=settings.chrome_binary,
+            headless=args.headless,
+            window=settings.window,
+        )
+    except StreamBrowserError as exc:
+        return _fail(exc)
+    save_state(settings.state_dir, proc)
+    print(f"broadcast Chrome started: pid {proc.pid}, CDP {proc.endpoint}")
+    print(f"profile: {proc.user_data_dir}")
+    if proc.xvfb_pid:
+        print(
+            f"on virtual display {proc.display} (Xvfb pid {proc.xvfb_pid}); watch it with a "
+            f"VNC server such as `x11vnc -display {proc.display}` and a VNC viewer"
+        )
+    elif proc.display:
+        print(f"on display {proc.display}")
+    print(f"stop it with: stream-browser chrome --stop --port {port}")
+    return EXIT_OK
+
+
+def cmd_search(args: argparse.Namespace, app: Any) -> int:
+    from search.providers.google import google_search, render_serp
+
+    settings: Settings = app.settings
+    driver = _driver(args, settings)
+    try:
+        serp, reads = _run(
+            driver, lambda: google_search(driver, args.query, settings, read_top=args.read_top)
+        )
+    except StreamBrowserError as exc:
+        return _fail(exc)
+    payload = {
+        "query": args.query,
+        **serp.model_dump(mode="json"),
+        "reads": [r.model_dump(mode="json") for r in reads],
+    }
+    _emit(args, payload, render_serp(serp, reads, settings.max_results))
+    if serp.blocked:
+        print(f"stream-browser: Google showed its {serp.blocked} page", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def cmd_read(args: argparse.Namespace, app: Any) -> int:
+    from search.providers.read import describe, read_page
+
+    settings: Settings = app.settings
+    driver = _driver(args, settings)
+    try:
+        read = _run(driver, lambda: read_page(driver, args.url, settings))
+    except StreamBrowserError as exc:
+        return _fail(exc)
+    _emit(args, read, describe(read))
+    return EXIT_OK if read.outcome == "ok" else EXIT_FAILED
+
+
+def cmd_play(args: argparse.Namespace, app: Any) -> int:
+    from search.providers.youtube import describe, play
+
+    settings: Settings = app.settings
+    driver = _driver(args, settings)
+    try:
+        status = _run(driver, lambda: play(driver, args.target, settings))
+    except StreamBrowserError as exc:
+        return _fail(exc)
+    _emit(args, status, describe(status))
+    return EXIT_OK if status.playing else EXIT_FAILED
+
+
+def cmd_control(args: argparse.Namespace, app: Any) -> int:
+    from search.providers.youtube import control
+
+    settings: Settings = app.settings
+    driver = Driver(settings)
+    try:
+        status = _run(driver, lambda: control(driver, args.control, settings))
+    except StreamBrowserError as exc:
+        return _fail(exc)
+    if status.video_id:
+        state = "playing" if status.playing else "paused"
+        text = f"{state}: {status.title} at {status.position_s:.0f} s ({status.url})"
+    else:
+        text = "nothing is playing"
+    _emit(args, status, text)
+    return EXIT_OK
+
+
+def cmd_ask(args: argparse.Namespace, app: Any) -> int:
+    from search._tool import BrowseTool
+
+    settings: Settings = app.settings
+    broadcasting = {"true": True, "false": False, "none": None}[args.broadcasting]
+    tool = BrowseTool(settings, driver=_driver(args, settings))
+    try:
+        walk = tool.run_sync(
+            args.query, action=args.action, url=args.url, ctx=ToolContext(broadcasting=broadcasting)
+        )
+    except ValueError as exc:
+        print(f"stream-browser: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    finally:
+        tool.close()
+    result = walk.result
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "ok": result is not None and result.success,
+                    "result": result.model_dump(mode="json") if result else None,
+                    "chain": [hop.model_dump() for hop in walk.chain],
+                },
+                ensure_ascii=False,
+            )
+        )
+    elif result is not None:
+        print(result.reply_text)
+    for hop in walk.chain:
+        if not hop.ok:
+            print(
+                f"  {hop.provider}: {hop.failure_kind} after {hop.elapsed_ms} ms"
+                + (f" ({hop.detail})" if hop.detail else ""),
+                file=sys.stderr,
+            )
+    if result is None:
+        print(
+            "stream-browser: every provider failed; the brain would fall back to its own search",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
+    return EXIT_OK if result.success else EXIT_FAILED
+
+
+# -- doctor ---------------------------------------------------------------------------------
+
+
+def _check(ok: bool, name: str, detail: str, fix: str = "") -> bool:
+    line = f"{'OK  ' if ok else 'FAIL'} {name}: {detail}"
+    if not ok and fix:
+        line += f"\n     fix: {fix}"
+    print(line)
+    return ok
+
+
+def cmd_doctor(args: argparse.Namespace, app: Any) -> int:
+    from gemini import find_gemini_binary, gemini_oauth_ready
+
+    settings: Settings = app.settings
+    _check(
+        True,
+        "settings",
+        f"STREAM_BROWSER={str(settings.stream_browser).lower()}, "
+        f"GEMINI_AUTH={settings.gemini_auth}, CDP {settings.cdp_endpoint}",
+    )
+    needed = []
+    try:
+        version = cdp_version(settings.cdp_endpoint)
+        tabs = [t for t in cdp_targets(settings.cdp_endpoint) if t.get("type") == "page"]
+        cdp_ok = _check(
+            True,
+            "broadcast Chrome",
+            f"{version.get('Browser', '?')} at {settings.cdp_endpoint}, {len(tabs)} tab(s)",
+        )
+    except CdpUnreachable:
+        cdp_ok = _check(
+            False,
+            "broadcast Chrome",
+            f"nothing answers at {settings.cdp_endpoint}",
+            "start it with `stream-browser chrome` (or set CDP_PORT / CDP_URL)",
+        )
+    if settings.stream_browser:
+        needed.append(cdp_ok)
+    binary = find_gemini_binary(settings)
+    cli_ok = _check(
+        binary is not None,
+        "Gemini CLI",
+        str(binary) if binary else "not found",
+        "npm i -g @google/gemini-cli, then sign in once with an interactive `gemini`",
+    )
+    login_ok = _check(
+        gemini_oauth_ready(settings),
+        "Gemini login",
+        "seeded" if gemini_oauth_ready(settings) else "no oauth_creds.json found",
+        "run `gemini` once interactively to sign in, or set GEMINI_OAUTH_DIR to a "
+        "seeded ~/.gemini folder",
+    )
+    key_ok = _check(
+        settings.gemini_api_key is not None,
+        "Gemini API key",
+        "present" if settings.gemini_api_key else "GEMINI_API_KEY is not set",
+        "set GEMINI_API_KEY (in .env) to use GEMINI_AUTH=apikey",
+    )
+    needed.append(cli_ok and login_ok if settings.gemini_auth == "oauth" else key_ok)
+    ready = all(needed)
+    print(
+        ("ready" if ready else "not ready") + f": the configured mode "
+        f"({'browser + ' if settings.stream_browser else ''}gemini {settings.gemini_auth})"
+        + (" can work" if ready else " cannot work until the FAIL lines above are fixed")
+    )
+    return EXIT_OK if ready else EXIT_FAILED

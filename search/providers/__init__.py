@@ -1,0 +1,8 @@
+"""The providers behind `browse_and_search`: browser ones on the broadcast tab, and Gemini."""
+
+from .gemini import GeminiProvider
+from .google import GoogleProvider
+from .read import ReadProvider
+from .youtube import YoutubeProvider
+
+__all__ = ["GeminiProvider", "GoogleProvider", "ReadProvider", "YoutubeProvider"]

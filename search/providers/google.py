@@ -1,0 +1,188 @@
+"""Google search on the broadcast tab: navigate visibly, answer consent, detect the captcha.
+
+For speed the result page is parsed from the HTTP response body as soon as it has arrived,
+while Chromium keeps rendering the page for viewers (time-to-answer does not wait for paint).
+The captcha is never solved: it is reported as `blocked="captcha"` so routing falls back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+import structlog
+from playwright.async_api import Error as PlaywrightError
+
+from browser_core import (
+    Deadline,
+    Driver,
+    PageBlocked,
+    Settings,
+    Source,
+    ToolExecutionResult,
+    envelope_result,
+)
+from search._types import Request
+from search.parsers._models import SerpPage
+from search.parsers.google import detect_interstitial, parse_serp
+from search.providers.read import PageRead, read_in_page
+
+log = structlog.get_logger(__name__)
+
+_RESULTS_URL = re.compile(r"^https://(www\.)?google\.[a-z.]+/search")
+# The "Reject all" form of the consent page carries set_eom=true; "Accept all" set_eom=false.
+_CONSENT_BUTTON = {
+    "reject": (
+        'form:has(input[name="set_eom"][value="true"]) button, '
+        'form:has(input[name="set_eom"][value="true"]) input[type="submit"]'
+    ),
+    "accept": (
+        'form:has(input[name="set_eom"][value="false"]) button, '
+        'form:has(input[name="set_eom"][value="false"]) input[type="submit"]'
+    ),
+}
+_CONSENT_TEXT = {
+    "reject": re.compile(
+        r"reject all|alle ablehnen|tout refuser|rechazar todo|rifiuta tutto", re.I
+    ),
+    "accept": re.compile(
+        r"accept all|alle akzeptieren|tout accepter|aceptar todo|accetta tutto", re.I
+    ),
+}
+
+
+def search_url(query: str, settings: Settings) -> str:
+    """The Google results URL for `query` with the configured language, region and tab."""
+    params = {"q": query, "hl": settings.google_hl, "gl": settings.google_gl}
+    if settings.google_udm14:
+        params["udm"] = "14"
+    return "https://www.google.com/search?" + urlencode(params)
+
+
+async def answer_consent(page: Any, choice: str, timeout_ms: float = 8000) -> bool:
+    """Click "Reject all" (or "Accept all") on a consent wall; True if a button was found."""
+    await page.wait_for_load_state("domcontentloaded", timeout=timeout_ms)
+    button = page.locator(_CONSENT_BUTTON[choice]).first
+    if not await button.count():
+        button = page.get_by_role("button", name=_CONSENT_TEXT[choice]).first
+        if not await button.count():
+            return False
+    log.info("google.consent", choice=choice)
+    async with page.expect_navigation(wait_until="commit", timeout=timeout_ms):
+        await button.click(timeout=timeout_ms)
+    return True
+
+
+async def _body_html(page: Any, response: Any) -> str:
+    """The response body as soon as it arrived; the rendered DOM if the body is unavailable."""
+    if response is not None:
+        try:
+            return str(await response.text())
+        except PlaywrightError:
+            pass
+    await page.wait_for_load_state("domcontentloaded")
+    return str(await page.content())
+
+
+async def _load_results(driver: Driver, page: Any, url: str, settings: Settings) -> str:
+    nav = await driver.navigate(page, url, wait_until="commit", check=False)
+    html = await _body_html(page, nav.response)
+    if detect_interstitial(html, page.url) == "consent":
+        if not await answer_consent(page, settings.google_consent):
+            return html
+        if not _RESULTS_URL.match(page.url):
+            await page.wait_for_url(_RESULTS_URL, wait_until="commit", timeout=8000)
+        await page.wait_for_load_state("domcontentloaded")
+        html = await page.content()
+    return html
+
+
+async def google_search(
+    driver: Driver,
+    query: str,
+    settings: Settings,
+    *,
+    read_top: int = 0,
+    timeout: float | None = None,
+) -> tuple[SerpPage, list[PageRead]]:
+    """Search Google on the owned tab; optionally read the top `read_top` results."""
+    url = search_url(query, settings)
+
+    async def op(page: Any) -> tuple[SerpPage, list[PageRead]]:
+        html = await _load_results(driver, page, url, settings)
+        serp = await asyncio.to_thread(parse_serp, html, page.url)
+        reads = []
+        for result in serp.results[:read_top]:
+            try:
+                reads.append(await read_in_page(driver, page, result.url, settings))
+            except Exception as exc:
+                log.info("google.read_top_failed", url=result.url[:200], error=str(exc)[:200])
+        return serp, reads
+
+    return await driver.run("google.search", op, timeout=timeout)
+
+
+def render_serp(serp: SerpPage, reads: list[PageRead], max_results: int) -> str:
+    """Compact, speakable: the answer first, then a few ranked results with their sources."""
+    lines: list[str] = []
+    if serp.answer:
+        lines.append(f"Answer: {serp.answer}")
+    panel = serp.knowledge_panel
+    if panel:
+        lines.append(f"About {panel.title}: {panel.description}".rstrip(": "))
+        lines += [f"  {key}: {value}" for key, value in list(panel.facts.items())[:6]]
+    if serp.results:
+        lines.append("Top results:")
+    for result in serp.results[:max_results]:
+        host = urlsplit(result.url).hostname or result.url
+        snippet = f" - {result.snippet}" if result.snippet else ""
+        lines.append(f"{result.rank}. {result.title} ({host}){snippet}")
+    if serp.people_also_ask:
+        lines.append("People also ask: " + "; ".join(serp.people_also_ask[:4]))
+    if serp.top_stories:
+        lines.append("Top stories: " + "; ".join(s.title for s in serp.top_stories[:3]))
+    for read in reads:
+        lines.append(f"\nFrom {read.title or read.final_url} ({read.final_url}):\n{read.text}")
+    return "\n".join(lines) if lines else "Google found no results."
+
+
+class GoogleProvider:
+    """The `search` action on the broadcast Chrome."""
+
+    name = "google"
+    actions = frozenset({"search"})
+
+    def __init__(self, driver: Driver) -> None:
+        self.driver = driver
+
+    async def run(
+        self, request: Request, settings: Settings, deadline: Deadline
+    ) -> ToolExecutionResult:
+        serp, reads = await google_search(
+            self.driver,
+            request.query,
+            settings,
+            read_top=request.read_top,
+            timeout=deadline.remaining(),
+        )
+        if serp.blocked:
+            raise PageBlocked(
+                f"Google showed its {serp.blocked} page",
+                failure_kind=serp.blocked,
+                hint="the Gemini fallback answers instead",
+            )
+        sources = [Source(title=r.title, url=r.url) for r in serp.results[: settings.max_results]]
+        data = serp.model_dump()
+        data["reads"] = [read.model_dump() for read in reads]
+        return envelope_result(
+            render_serp(serp, reads, settings.max_results),
+            provider=self.name,
+            action="search",
+            query=request.query,
+            sources=sources,
+            data=data,
+            max_chars=settings.envelope_max_chars,
+            elapsed_ms=deadline.elapsed_ms(),
+        )

@@ -1,0 +1,138 @@
+"""Page read on the broadcast tab: open the URL visibly, extract the main text.
+
+Waits for the DOM plus a capped settle (never an unbounded networkidle). Non-HTML
+responses, downloads and HTTP errors are outcomes with their status, not exceptions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from browser_core import (
+    Deadline,
+    Driver,
+    NavOutcome,
+    Settings,
+    Source,
+    ToolExecutionResult,
+    envelope_result,
+)
+from search._types import Request
+
+Outcome = Literal["ok", "http-error", "not-html", "download", "empty"]
+
+
+class PageRead(BaseModel):
+    """What a page read found. `text` is cut to the budget when `truncated`."""
+
+    url: str
+    final_url: str
+    status: int | None = None
+    outcome: Outcome = "ok"
+    content_type: str = ""
+    title: str | None = None
+    author: str | None = None
+    date: str | None = None
+    language: str | None = None
+    text: str = ""
+    word_count: int = 0
+    truncated: bool = False
+
+
+async def read_in_page(driver: Driver, page: Any, url: str, settings: Settings) -> PageRead:
+    """Read `url` in `page` (the caller holds the tab)."""
+    nav = await driver.navigate(page, url)
+    if nav.download:
+        return PageRead(url=url, final_url=url, outcome="download")
+    base = {
+        "url": url,
+        "final_url": nav.url,
+        "status": nav.status,
+        "content_type": nav.content_type,
+    }
+    if not nav.is_html:
+        return PageRead(**base, outcome="not-html")
+    from search.parsers.article import extract_article  # trafilatura is slow to import
+
+    html = await page.content()
+    article = await asyncio.to_thread(extract_article, html, nav.url)
+    text = article.text.strip()
+    if not text:
+        text = (await page.inner_text("body", timeout=3000)).strip()
+    outcome: Outcome = _outcome(nav, text)
+    budget = settings.read_max_chars
+    return PageRead(
+        **base,
+        outcome=outcome,
+        title=article.title or await page.title(),
+        author=article.author,
+        date=article.date,
+        language=article.language,
+        text=text[:budget],
+        word_count=len(text.split()),
+        truncated=len(text) > budget,
+    )
+
+
+def _outcome(nav: NavOutcome, text: str) -> Outcome:
+    if nav.status is not None and nav.status >= 400:
+        return "http-error"
+    return "ok" if text else "empty"
+
+
+async def read_page(
+    driver: Driver, url: str, settings: Settings, timeout: float | None = None
+) -> PageRead:
+    """Read one page on the owned tab, queued behind other operations."""
+
+    async def op(page: Any) -> PageRead:
+        return await read_in_page(driver, page, url, settings)
+
+    return await driver.run("read", op, timeout=timeout)
+
+
+def describe(read: PageRead) -> str:
+    """A compact, speakable body for the envelope."""
+    if read.outcome == "download":
+        return f"{read.url} is a file download, not a page; nothing was downloaded."
+    if read.outcome == "not-html":
+        kind = read.content_type.split(";")[0] or "unknown type"
+        return f"{read.final_url} is not a web page ({kind}, HTTP {read.status}); not read."
+    head = read.title or read.final_url
+    meta = ", ".join(x for x in (read.author, read.date) if x)
+    lines = [f"{head}" + (f" ({meta})" if meta else "")]
+    if read.outcome == "http-error":
+        lines.append(f"The page answered HTTP {read.status}.")
+    if read.outcome == "empty":
+        lines.append("The page has no readable text.")
+    lines.append(read.text)
+    return "\n".join(line for line in lines if line)
+
+
+class ReadProvider:
+    """The `read` action on the broadcast Chrome."""
+
+    name = "read"
+    actions = frozenset({"read"})
+
+    def __init__(self, driver: Driver) -> None:
+        self.driver = driver
+
+    async def run(
+        self, request: Request, settings: Settings, deadline: Deadline
+    ) -> ToolExecutionResult:
+        url = request.url or request.query
+        read = await read_page(self.driver, url, settings, timeout=deadline.remaining())
+        return envelope_result(
+            describe(read),
+            provider=self.name,
+            action="read",
+            query=request.query,
+            sources=[Source(title=read.title or "", url=read.final_url)],
+            data=read.model_dump(),
+            max_chars=settings.envelope_max_chars,
+            elapsed_ms=deadline.elapsed_ms(),
+        )

@@ -1,0 +1,121 @@
+"""Routing: the seed behaviour, exactly, over the whole matrix, with fake providers."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+from structlog.testing import capture_logs
+
+from browser_core import Settings
+from search import BrowseTool, Registry, ToolContext, mode_for
+from search.testing import FakeProvider
+from tests.conftest import make_settings
+
+BROWSER = {"search": "google", "read": "read", "play": "youtube"}
+
+
+def tool_with(settings: Settings, outcomes: dict[str, str]) -> tuple[BrowseTool, Registry]:
+    registry = Registry()
+    for name in ("google", "read", "youtube", "gemini"):
+        registry.register(FakeProvider(name, behaviour=outcomes.get(name, "ok")))
+    return BrowseTool(settings, registry=registry), registry
+
+
+def expected(
+    flag: bool, broadcasting: bool | None, action: str, browser_ok: bool, gemini_ok: bool
+) -> str | None:
+    """The seed behaviour written out plainly, independent of the routing table."""
+    live = flag and (broadcasting if broadcasting is not None else flag)
+    if action == "play":
+        return "youtube" if live and browser_ok else None
+    if live and browser_ok:
+        return BROWSER[action]
+    return "gemini" if gemini_ok else None
+
+
+MATRIX = list(
+    itertools.product(
+        [True, False],
+        [True, False, None],
+        ["oauth", "apikey"],
+        ["search", "read", "play"],
+        [True, False],
+        [True, False],
+    )
+)
+
+
+@pytest.mark.parametrize(
+    ("flag", "broadcasting", "auth", "action", "browser_ok", "gemini_ok"), MATRIX
+)
+def test_routing_matrix(
+    tmp_path: Path,
+    flag: bool,
+    broadcasting: bool | None,
+    auth: str,
+    action: str,
+    browser_ok: bool,
+    gemini_ok: bool,
+) -> None:
+    settings = make_settings(None, tmp_path, stream_browser=flag, gemini_auth=auth)
+    outcomes = {
+        BROWSER[action]: "ok" if browser_ok else "fail:cdp-unreachable",
+        "gemini": "ok" if gemini_ok else "fail:gemini-auth",
+    }
+    tool, registry = tool_with(settings, outcomes)
+    url = "https://example.com/page" if action == "read" else None
+    walk = tool.run_sync(
+        "what is new", action=action, url=url, ctx=ToolContext(broadcasting=broadcasting)
+    )
+    tool.close()
+    want = expected(flag, broadcasting, action, browser_ok, gemini_ok)
+    if want is None:
+        refused = walk.result is not None and not walk.result.success
+        assert walk.result is None or refused
+        if action == "play" and not (flag and (broadcasting if broadcasting is not None else flag)):
+            assert refused, "a play without a live broadcast is refused with a reply"
+            assert ("disabled" in walk.result.reply_text) == (not flag)
+    else:
+        assert walk.result is not None and walk.result.success
+        assert walk.result.provider == want
+        assert walk.result.chain[-1].provider == want
+    touched = [name for name, p in registry.providers.items() if p.calls]  # type: ignore[attr-defined]
+    if not (flag and (broadcasting if broadcasting is not None else flag)):
+        assert not set(touched) & {"google", "read", "youtube"}, "no screen when not live"
+
+
+def test_none_means_no_signal_and_falls_back_to_the_master_flag(tmp_path: Path) -> None:
+    assert mode_for(make_settings(None, tmp_path), ToolContext(broadcasting=None)) == "live"
+    assert (
+        mode_for(
+            make_settings(None, tmp_path, stream_browser=False), ToolContext(broadcasting=True)
+        )
+        == "disabled"
+    )
+    assert mode_for(make_settings(None, tmp_path), ToolContext(broadcasting=False)) == "off"
+
+
+def test_every_hop_is_logged_with_its_failure_kind_and_time(tmp_path: Path) -> None:
+    settings = make_settings(None, tmp_path)
+    tool, _ = tool_with(settings, {"google": "fail:captcha"})
+    with capture_logs() as logs:
+        walk = tool.run_sync("q", ctx=ToolContext(broadcasting=True))
+    tool.close()
+    assert walk.result is not None and walk.result.provider == "gemini"
+    hops = [e for e in logs if e["event"] == "route.hop"]
+    assert [(h["provider"], h["ok"], h["failure_kind"]) for h in hops] == [
+        ("google", False, "captcha"),
+        ("gemini", True, None),
+    ]
+    assert all(isinstance(h["elapsed_ms"], int) for h in hops)
+
+
+def test_a_crashing_provider_is_one_more_failed_hop(tmp_path: Path) -> None:
+    settings = make_settings(None, tmp_path)
+    tool, _ = tool_with(settings, {"google": "crash", "gemini": "crash"})
+    assert tool.call("q", ctx=ToolContext(broadcasting=True)) is None
+    walk = tool.run_sync("q", ctx=ToolContext(broadcasting=True))
+    tool.close()
+    assert [hop.failure_kind for hop in walk.chain] == ["internal-error", "internal-error"]

@@ -1,0 +1,119 @@
+"""The brain-facing tool: action choice, deadline, cache, never raising."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from search import TOOL_DECLARATION, BrowseTool, Registry, ToolContext
+from search._tool import resolve
+from search.testing import FakeProvider
+from tests.conftest import make_settings
+
+LIVE = ToolContext(broadcasting=True)
+
+
+def make_tool(tmp_path: Path, **outcomes: str) -> tuple[BrowseTool, Registry]:
+    settings_extra = {k: v for k, v in outcomes.items() if k.startswith("_")}
+    registry = Registry()
+    for name in ("google", "read", "youtube", "gemini"):
+        registry.register(FakeProvider(name, behaviour=outcomes.get(name, "ok")))
+    settings = make_settings(None, tmp_path, **{k[1:]: float(v) for k, v in settings_extra.items()})
+    return BrowseTool(settings, registry=registry), registry
+
+
+@pytest.mark.parametrize(
+    ("query", "action", "url", "want_action", "want_url"),
+    [
+        ("weather in Seoul", "auto", None, "search", None),
+        ("https://example.com/a", "auto", None, "read", "https://example.com/a"),
+        ("summarize it", "auto", "https://example.com/b", "read", "https://example.com/b"),
+        ("lofi radio", "play", None, "play", None),
+        ("https://example.com/c", "read", None, "read", "https://example.com/c"),
+    ],
+)
+def test_auto_reads_a_url_and_searches_otherwise(
+    query: str, action: str, url: str | None, want_action: str, want_url: str | None
+) -> None:
+    request = resolve(query, action, url)
+    assert (request.action, request.url) == (want_action, want_url)
+
+
+def test_an_unknown_action_is_a_usage_error_not_a_crash(tmp_path: Path) -> None:
+    tool, _ = make_tool(tmp_path)
+    assert tool.call("q", action="dance", ctx=LIVE) is None
+    tool.close()
+
+
+def test_the_deadline_moves_on_from_a_hanging_browser_to_gemini(tmp_path: Path) -> None:
+    tool, _ = make_tool(tmp_path, google="sleep:30", _call_deadline_s="3")
+    started = time.monotonic()
+    result = tool.call("q", ctx=LIVE)
+    elapsed = time.monotonic() - started
+    tool.close()
+    assert result is not None and result.provider == "gemini"
+    assert elapsed < 4.0
+    assert result.chain[0].failure_kind == "timeout"
+
+
+def test_the_deadline_bounds_the_whole_call_when_everything_hangs(tmp_path: Path) -> None:
+    tool, _ = make_tool(tmp_path, google="sleep:30", gemini="sleep:30", _call_deadline_s="2")
+    started = time.monotonic()
+    assert tool.call("q", ctx=LIVE) is None
+    assert time.monotonic() - started < 4.5
+    tool.close()
+
+
+def test_the_cache_serves_an_identical_query_in_the_same_mode(tmp_path: Path) -> None:
+    tool, registry = make_tool(tmp_path, _cache_ttl_s="60")
+    first = tool.call("Same  Question", ctx=LIVE)
+    second = tool.call("same question", ctx=LIVE)
+    off = tool.call("same question", ctx=ToolContext(broadcasting=False))
+    tool.close()
+    assert first is not None and second is not None and off is not None
+    assert len(registry.providers["google"].calls) == 1  # type: ignore[attr-defined]
+    assert second.reply_text == first.reply_text
+    assert off.provider == "gemini"  # another mode is another entry
+
+
+def test_the_cache_is_off_when_its_ttl_is_zero(tmp_path: Path) -> None:
+    tool, registry = make_tool(tmp_path)
+    tool.call("q", ctx=LIVE)
+    tool.call("q", ctx=LIVE)
+    tool.close()
+    assert len(registry.providers["google"].calls) == 2  # type: ignore[attr-defined]
+
+
+def test_empty_and_whitespace_queries_return_none(tmp_path: Path) -> None:
+    tool, registry = make_tool(tmp_path)
+    assert tool.call("", ctx=LIVE) is None
+    assert tool.call(" \t\n ", ctx=LIVE) is None
+    tool.close()
+    assert not registry.providers["google"].calls  # type: ignore[attr-defined]
+
+
+def test_many_threads_all_get_answers(tmp_path: Path) -> None:
+    tool, _ = make_tool(tmp_path, google="sleep:0.05")
+    results: dict[int, object] = {}
+
+    def worker(n: int) -> None:
+        results[n] = tool.call(f"q{n}", ctx=LIVE)
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(20)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    tool.close()
+    assert len(results) == 20
+    assert all(r is not None and f"q{n}" in r.reply_text for n, r in results.items())  # type: ignore[attr-defined]
+
+
+def test_the_declaration_offers_the_actions_to_the_llm() -> None:
+    params = TOOL_DECLARATION["parameters"]
+    assert TOOL_DECLARATION["name"] == "browse_and_search"
+    assert params["properties"]["action"]["enum"] == ["auto", "search", "read", "play"]
+    assert params["required"] == ["query"]
