@@ -9,6 +9,7 @@ address bar keeps the real URL); every other host fails at once, as if it were n
 from __future__ import annotations
 
 import gzip
+import json
 import shutil
 import ssl
 import statistics
@@ -20,9 +21,18 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 HTML = "text/html; charset=utf-8"
 MAPPED_HOSTS = ("www.google.com", "www.youtube.com")
+TEST_VIDEO = Path(__file__).resolve().parents[1] / "tests" / "pages" / "test-video.webm"
+VIDEO_IDS = ("soakVideo01", "soakVideo02", "soakVideo03")
+_WATCH = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{title} - YouTube</title>
+<script>var ytInitialPlayerResponse = {player};</script></head>
+<body><div id="movie_player" class="html5-video-player">
+<video src="/test-video.webm" preload="auto" loop></video></div><h1>{title}</h1></body></html>
+"""
 
 
 @dataclass
@@ -86,6 +96,7 @@ class BenchServer:
     def __init__(self, cert_dir: Path) -> None:
         self.routes: dict[str, Handler] = {}
         self.hits: list[Hit] = []
+        self.seen: list[str] = []  # every request path, as it arrives
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._httpd = _Server(("127.0.0.1", 0), self._handler_class())
@@ -126,6 +137,17 @@ class BenchServer:
     def clear_hits(self) -> None:
         with self._lock:
             self.hits.clear()
+            self.seen.clear()
+
+    def wait_for(self, prefix: str, timeout: float = 10.0) -> bool:
+        """Block until a request for a path under `prefix` has arrived."""
+        until = time.monotonic() + timeout
+        while time.monotonic() < until:
+            with self._lock:
+                if any(path.startswith(prefix) for path in self.seen):
+                    return True
+            time.sleep(0.02)
+        return False
 
     # -- the request handler ----------------------------------------------------------------
 
@@ -155,6 +177,8 @@ class BenchServer:
 
     def _answer(self, request: BaseHTTPRequestHandler) -> None:
         started = time.perf_counter()
+        with self._lock:
+            self.seen.append(request.path)
         reply = self._match(request.path)
         if reply.delay_s and self._stop.wait(reply.delay_s):
             return
@@ -174,3 +198,41 @@ class BenchServer:
         seconds = time.perf_counter() - started - reply.delay_s
         with self._lock:
             self.hits.append(Hit(request.path, reply.status, len(reply.body), seconds))
+
+
+# -- a minimal YouTube: a results page and watch pages with a real (local) video -------------
+
+
+def _video_renderer(video_id: str, n: int) -> dict[str, Any]:
+    return {"videoRenderer": {
+        "videoId": video_id, "title": {"runs": [{"text": f"Test Pattern Tone {n}"}]},
+        "ownerText": {"runs": [{"text": "Local Test Channel"}]},
+        "lengthText": {"simpleText": "0:30"}}}
+
+
+def youtube_results_page(video_ids: tuple[str, ...] = VIDEO_IDS) -> bytes:
+    """A results page shaped like YouTube's: `ytInitialData` with `videoRenderer` items."""
+    items = [_video_renderer(vid, n) for n, vid in enumerate(video_ids, 1)]
+    data = {"contents": {"twoColumnSearchResultsRenderer": {"primaryContents": {
+        "sectionListRenderer": {"contents": [{"itemSectionRenderer": {"contents": items}}]}}}}}
+    return (f"<!DOCTYPE html><html><head><title>results - YouTube</title></head><body>"
+            f"<script>var ytInitialData = {json.dumps(data)};</script></body></html>").encode()
+
+
+def watch_page(path: str) -> Served:
+    """The watch page for `/watch?v=ID`, playing the local test video."""
+    video_id = (parse_qs(urlsplit(path).query).get("v") or ["unknownVid0"])[0][:11]
+    title = f"Test Pattern Tone {video_id}"
+    player = json.dumps({"videoDetails": {"videoId": video_id, "title": title,
+                                          "lengthSeconds": "30", "author": "Local Test Channel",
+                                          "isLiveContent": False}})
+    return Served(_WATCH.format(title=title, player=player).encode())
+
+
+def add_youtube(server: BenchServer, video: Path = TEST_VIDEO) -> None:
+    """Serve /results, /watch and the test video (for www.youtube.com, mapped here)."""
+    if not video.is_file():
+        raise RuntimeError(f"{video} is missing: it ships with the tests (tests/pages)")
+    server.add("/results", Served(youtube_results_page()))
+    server.add("/watch", watch_page)
+    server.add("/test-video.webm", Served(video.read_bytes(), content_type="video/webm"))

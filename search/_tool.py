@@ -16,6 +16,7 @@ from typing import Any, cast
 import structlog
 
 from browser_core import (
+    BlockedUrl,
     Deadline,
     Driver,
     Hop,
@@ -96,6 +97,7 @@ class BrowseTool:
         self.registry = registry or default_registry(self.driver)
         self.loop = loop or LoopThread()
         self.cache = _Cache(settings.cache_ttl_s)
+        _warn_if_no_login(settings)
 
     async def arun(
         self,
@@ -120,6 +122,19 @@ class BrowseTool:
                 return Walk(
                     None, [Hop(provider="tool", ok=False, elapsed_ms=0, failure_kind="empty-query")]
                 )
+            if request.action == "read" and request.url:
+                try:
+                    await self.driver.check(request.url)
+                except BlockedUrl as exc:  # no provider may open it, Gemini included
+                    log.info("tool.refused", failure_kind=exc.kind, reason=exc.message)
+                    hop = Hop(
+                        provider="policy",
+                        ok=False,
+                        elapsed_ms=0,
+                        failure_kind=exc.kind,
+                        detail=exc.message,
+                    )
+                    return Walk(_refused(f"I can't open that address: {exc}", request), [hop])
             key = (
                 mode,
                 request.action,
@@ -184,6 +199,18 @@ class BrowseTool:
         with contextlib.suppress(Exception):
             self.loop.run(self.driver.close(), 10)
         self.loop.stop()
+
+
+def _warn_if_no_login(settings: Settings) -> None:
+    from gemini import gemini_oauth_ready
+
+    if settings.gemini_auth == "oauth" and not gemini_oauth_ready(settings):
+        log.warning(
+            "gemini.no_login",
+            failure_kind="gemini-auth",
+            hint="no Gemini CLI login is seeded: run `gemini` once interactively, set "
+            "GEMINI_OAUTH_DIR to a seeded ~/.gemini, or use GEMINI_AUTH=apikey",
+        )
 
 
 def _refused(text: str, request: Request) -> ToolExecutionResult:

@@ -18,7 +18,9 @@ from browser_core import Settings, SettingsError, configure_logging, load_settin
 COMMAND_MODULES: tuple[str, ...] = (
     "search._cli_core",
     "search._cli_demo",
+    "search._cli_dev",
     "search._cli_gemini",
+    "search._cli_parse",
 )
 
 

@@ -117,3 +117,17 @@ def test_the_declaration_offers_the_actions_to_the_llm() -> None:
     assert TOOL_DECLARATION["name"] == "browse_and_search"
     assert params["properties"]["action"]["enum"] == ["auto", "search", "read", "play"]
     assert params["required"] == ["query"]
+
+
+@pytest.mark.parametrize("url", ["file:///etc/passwd", "http://169.254.169.254/latest/",
+                                 "javascript:alert(1)", "http://127.0.0.1:9222/json"])
+def test_a_refused_address_is_refused_for_every_provider(tmp_path: Path, url: str) -> None:
+    tool, registry = make_tool(tmp_path)
+    tool.settings = tool.settings.model_copy(update={"allow_hosts": ()})
+    tool.driver.settings = tool.settings
+    walk = tool.run_sync("read it", action="read", url=url, ctx=LIVE)
+    tool.close()
+    assert walk.result is not None and not walk.result.success
+    assert "can't open that address" in walk.result.reply_text
+    assert [hop.failure_kind for hop in walk.chain] == ["blocked-url"]
+    assert not any(p.calls for p in registry.providers.values())  # type: ignore[attr-defined]

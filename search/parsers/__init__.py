@@ -1,0 +1,42 @@
+"""Pure parsers: page HTML or JSON in, pydantic model out. No browser, no network."""
+
+from ._models import (
+    Article,
+    KnowledgePanel,
+    SerpItem,
+    SerpPage,
+    SerpResult,
+    WatchInfo,
+    YoutubeResults,
+    YoutubeVideo,
+)
+from .article import extract_article, visible_text
+from .google import clean_google_url, detect_interstitial, parse_serp
+from .youtube import (
+    first_video,
+    parse_duration,
+    parse_watch_page,
+    parse_youtube_results,
+    video_id_from_url,
+)
+
+__all__ = [
+    "Article",
+    "KnowledgePanel",
+    "SerpItem",
+    "SerpPage",
+    "SerpResult",
+    "WatchInfo",
+    "YoutubeResults",
+    "YoutubeVideo",
+    "clean_google_url",
+    "detect_interstitial",
+    "extract_article",
+    "first_video",
+    "parse_duration",
+    "parse_serp",
+    "parse_watch_page",
+    "parse_youtube_results",
+    "video_id_from_url",
+    "visible_text",
+]

@@ -12,7 +12,7 @@ import json
 import re
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urljoin, urlsplit
 
 import lxml.html
 import structlog
@@ -50,6 +50,14 @@ _SKIPPED = frozenset(
 _LIVE_WORDS = ("LIVE", "LIVE NOW", "EN DIRECT", "EN VIVO", "AO VIVO", "DIRETTA", "ライブ")
 _DOM_SKIP = {"ytd-ad-slot-renderer", "ytd-reel-shelf-renderer", "ytd-shelf-renderer",
              "ytd-promoted-video-renderer", "ytd-horizontal-card-list-renderer"}
+_DOM_DURATION = (
+    './/*[contains(@class,"video-time")] | .//ytd-thumbnail-overlay-time-status-renderer'
+)
+_DOM_CHANNEL = './/ytd-channel-name//a | .//*[contains(@class,"yt-lockup-byline")]//a'
+_DOM_LIVE = (
+    './/*[contains(@class,"live-now")] | .//*[contains(@class,"yt-badge-live")]'
+    ' | .//*[contains(@class,"thumbnail-live")]'
+)
 
 
 def video_id_from_url(url: str) -> str | None:
@@ -104,7 +112,7 @@ def parse_watch_page(html: str) -> WatchInfo | None:
         return None
     video_id = str(details["videoId"])
     length = str(details.get("lengthSeconds") or "")
-    is_live = bool(details.get("isLive") or details.get("isLiveContent") and length in ("", "0"))
+    is_live = bool(details.get("isLive") or (details.get("isLiveContent") and length in ("", "0")))
     return WatchInfo(
         video_id=video_id,
         title=str(details.get("title") or ""),
@@ -207,15 +215,16 @@ def _overlay_time(renderer: dict[str, Any]) -> str:
 def _is_live(renderer: dict[str, Any], duration: str) -> bool:
     for badge in renderer.get("badges", []):
         meta = badge.get("metadataBadgeRenderer", {}) if isinstance(badge, dict) else {}
-        if "LIVE" in str(meta.get("style", "")) or str(meta.get("label", "")).upper() in _LIVE_WORDS:
+        label = str(meta.get("label", "")).upper()
+        if "LIVE" in str(meta.get("style", "")) or label in _LIVE_WORDS:
             return True
     for overlay in renderer.get("thumbnailOverlays", []):
         status = overlay.get("thumbnailOverlayTimeStatusRenderer", {}) if isinstance(
             overlay, dict) else {}
         if status.get("style") == "LIVE":
             return True
-    return not duration and "upcomingEventData" not in renderer and bool(
-        renderer.get("viewCountText"))
+    watching = _runs_text(renderer.get("viewCountText")).lower()
+    return not duration and ("watching" in watching or "spectateur" in watching)
 
 
 def _videos_from_dom(html: str) -> list[YoutubeVideo]:
@@ -246,16 +255,13 @@ def _video_from_block(block: _Element) -> YoutubeVideo | None:
     if not links:
         return None
     link = links[0]
-    video_id = video_id_from_url("https://www.youtube.com" + link.get("href", ""))
+    video_id = video_id_from_url(urljoin("https://www.youtube.com/", link.get("href", "")))
     if video_id is None:
         return None
     title = (link.get("title") or _clean(link.text_content())).strip()
-    duration = _first_text(block, './/*[contains(@class,"video-time")]'
-                                  ' | .//ytd-thumbnail-overlay-time-status-renderer//*[@id="text"]'
-                                  ' | .//badge-shape//div[contains(@class,"badge-shape-wiz__text")]')
-    channel = _first_text(block, './/ytd-channel-name//a | .//*[contains(@class,"yt-lockup-byline")]//a')
-    live = bool(block.xpath('.//*[contains(@class,"badge-style-type-live-now")]'
-                            ' | .//*[contains(@class,"yt-badge-live")]'))
+    duration = _first_text(block, _DOM_DURATION)
+    channel = _first_text(block, _DOM_CHANNEL)
+    live = bool(block.xpath(_DOM_LIVE))
     seconds = parse_duration(duration)
     return YoutubeVideo(
         video_id=video_id, title=title, channel=channel,

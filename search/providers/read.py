@@ -42,9 +42,11 @@ class PageRead(BaseModel):
     truncated: bool = False
 
 
-async def read_in_page(driver: Driver, page: Any, url: str, settings: Settings) -> PageRead:
-    """Read `url` in `page` (the caller holds the tab)."""
-    nav = await driver.navigate(page, url)
+async def read_in_page(
+    driver: Driver, page: Any, url: str, settings: Settings, *, checked: bool = False
+) -> PageRead:
+    """Read `url` in `page` (the caller holds the tab); `checked`: the policy already ran."""
+    nav = await driver.navigate(page, url, check=not checked)
     if nav.download:
         return PageRead(url=url, final_url=url, outcome="download")
     base = {
@@ -86,10 +88,14 @@ def _outcome(nav: NavOutcome, text: str) -> Outcome:
 async def read_page(
     driver: Driver, url: str, settings: Settings, timeout: float | None = None
 ) -> PageRead:
-    """Read one page on the owned tab, queued behind other operations."""
+    """Read one page on the owned tab, queued behind other operations.
+
+    The navigation policy runs first, so a refused URL never waits for (or needs) Chrome.
+    """
+    url = await driver.check(url)
 
     async def op(page: Any) -> PageRead:
-        return await read_in_page(driver, page, url, settings)
+        return await read_in_page(driver, page, url, settings, checked=True)
 
     return await driver.run("read", op, timeout=timeout)
 

@@ -1,0 +1,1 @@
+"""Benchmarks, soak and their helpers (`make bench`, `make soak`); not part of the product."""

@@ -1,0 +1,543 @@
+"""`make bench`: the warm in-process tool against the Node process-per-query it replaces.
+
+Four rows on one local Chromium, the same saved pages served the same way to all (a local
+HTTPS server behind Chromium's resolver rules, never a Python route handler), calls
+interleaved in a shuffled order so machine noise hits every row alike. Prints one table, the
+ratios `speedup-heavy`, `speedup-light`, `overhead-*`, what serving costs, page-read
+extraction time on the largest articles and the Gemini CLI wrapper's overhead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import concurrent.futures
+import contextlib
+import json
+import math
+import os
+import random
+import shutil
+import ssl
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "bench"
+# Run as a script, this folder comes first on sys.path and `bench` would be this file.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != BENCH]
+sys.path.insert(0, str(ROOT))
+
+from bench._fixtures import article_files, default_sets, find_heavy, find_light  # noqa: E402
+from bench._serve import Served, read_page  # noqa: E402
+from bench._stage import Stage, open_stage  # noqa: E402
+from browser_core import build_settings, configure_logging  # noqa: E402
+
+NODE_SCRIPT = BENCH / "browse-search.mjs"
+SB_CLI = ROOT / ".venv" / "bin" / "stream-browser"
+QUERY = "us presidents"
+ROW_LABELS = {
+    1: "1 warm in-process BrowseTool",
+    2: "2 Node process per query",
+    3: "3 our CLI process per query",
+    4: "4 bare Playwright floor",
+}
+TARGET_OVERHEAD = 1.10
+TARGET_SPEEDUP_LIGHT = 5.0
+
+
+# -- pages ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One kind of call: a Google search for the heavy page, a page read for the light one."""
+
+    name: str
+    action: str  # "search" | "read"
+    page: Path
+    size: int
+    target: str = ""  # the query or the URL, set once the server runs
+
+
+# -- the stage: server, Chromium, settings ------------------------------------------------------
+
+
+@dataclass
+class Bench:
+    """The shared stage (server, Chromium, settings) and the two workloads on it."""
+
+    stage: Stage
+    workloads: list[Workload]
+
+    @property
+    def endpoint(self) -> str:
+        return self.stage.endpoint
+
+
+def open_bench(heavy: Path, light: Path, *, headful: bool) -> Bench:
+    stage = open_stage(headful=headful)
+    heavy_body, light_body = read_page(heavy), read_page(light)
+    stage.server.add("/search", Served(heavy_body))
+    article_url = stage.server.add("/article/light.html", Served(light_body))
+    return Bench(stage, [
+        Workload("heavy", "search", heavy, len(heavy_body), QUERY),
+        Workload("light", "read", light, len(light_body), article_url),
+    ])
+
+
+# -- the rows -----------------------------------------------------------------------------------
+
+
+class CallFailed(Exception):
+    """A row's call did not produce the expected answer."""
+
+
+class WarmRow:
+    """Row 1: `BrowseTool` in this process, one attached driver, its owned tab reused."""
+
+    key = 1
+
+    def __init__(self, stage: Stage) -> None:
+        from search import BrowseTool, ToolContext
+
+        self.tool = BrowseTool(stage.settings)
+        self.ctx = ToolContext(broadcasting=True)
+
+    def run(self, work: Workload) -> None:
+        # `run_sync` is `call` (the same routed walk on the same loop thread) plus the chain.
+        if work.action == "search":
+            walk = self.tool.run_sync(work.target, action="search", ctx=self.ctx)
+            want = "google"
+        else:
+            walk = self.tool.run_sync(work.target, action="read", url=work.target, ctx=self.ctx)
+            want = "read"
+        result = walk.result
+        if result is None or not result.success or result.provider != want:
+            raise CallFailed(f"provider={result.provider if result else None} chain="
+                             + ", ".join(f"{h.provider}:{h.failure_kind}:{h.detail}"
+                                         for h in walk.chain))
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.tool.loop.run(self.tool.driver.close_owned_tab(), 10)
+        self.tool.close()
+
+
+def _child_env(stage: Stage) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.endswith("_API_KEY") and not k.startswith(("SB_", "GEMINI_", "CDP_"))}
+    env.update({"CDP_PORT": str(stage.chrome.port), "SB_ALLOW_HOSTS": "127.0.0.1",
+                "SB_STATE_DIR": str(stage.tmp / "state-cli"), "SB_LOG_LEVEL": "warning",
+                "GEMINI_CLI": str(stage.tmp / "no-gemini-in-the-bench")})
+    return env
+
+
+class ProcessRow:
+    """Rows 2 and 3: a process per query (the Node script, or our own CLI)."""
+
+    def __init__(self, key: int, stage: Stage, argv: Callable[[Workload], list[str]]) -> None:
+        self.key = key
+        self.argv = argv
+        self.env = _child_env(stage)
+
+    def run(self, work: Workload) -> None:
+        proc = subprocess.run(self.argv(work), capture_output=True, text=True, env=self.env,
+                              cwd=ROOT, timeout=60, check=False)
+        if proc.returncode != 0:
+            raise CallFailed(f"exit {proc.returncode}: {proc.stderr.strip()[-300:]}")
+        json.loads(proc.stdout.strip().splitlines()[-1])
+
+    def close(self) -> None:
+        pass
+
+
+def node_row(stage: Stage) -> ProcessRow:
+    node = shutil.which("node") or "node"
+
+    def argv(work: Workload) -> list[str]:
+        return [node, str(NODE_SCRIPT), "--cdp", stage.endpoint, work.action, work.target]
+
+    return ProcessRow(2, stage, argv)
+
+
+def cli_row(stage: Stage) -> ProcessRow:
+    def argv(work: Workload) -> list[str]:
+        return [str(SB_CLI), "--env-file", str(stage.tmp / "no.env"), work.action, work.target,
+                "--json"]
+
+    return ProcessRow(3, stage, argv)
+
+
+class FloorRow:
+    """Row 4: bare Playwright, connected once, its tab reused: goto + content(), no layers."""
+
+    key = 4
+
+    def __init__(self, stage: Stage) -> None:
+        from playwright.sync_api import sync_playwright
+
+        self.settings = stage.settings
+        self._pw = sync_playwright().start()
+        self.browser = self._pw.chromium.connect_over_cdp(stage.endpoint)
+        self.context = self.browser.contexts[0]
+        self.page = self.context.new_page()
+
+    def url(self, work: Workload) -> str:
+        if work.action == "read":
+            return work.target
+        from search.providers.google import search_url
+
+        return search_url(work.target, self.settings)
+
+    def run(self, work: Workload) -> None:
+        self.page.goto(self.url(work), wait_until="domcontentloaded")
+        self.page.content()
+
+    def quiesce(self) -> None:
+        """Let every tab finish loading before the next timed call (not timed)."""
+        for page in list(self.context.pages):
+            with contextlib.suppress(Exception):
+                page.wait_for_load_state("load", timeout=5000)
+
+    def viewer_dcl_ms(self, url_prefix: str) -> float | None:
+        """DOMContentLoaded of another tab on `url_prefix` (the tool's owned tab), by nav timing."""
+        for page in self.context.pages:
+            if page is self.page or not page.url.startswith(url_prefix):
+                continue
+            with contextlib.suppress(Exception):
+                page.wait_for_load_state("domcontentloaded", timeout=5000)
+                value = page.evaluate("() => { const n = performance.getEntriesByType("
+                                      "'navigation')[0]; return n ? n.domContentLoadedEventEnd"
+                                      " : null; }")
+                return float(value) if value is not None else None
+        return None
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.page.close()
+        with contextlib.suppress(Exception):
+            self.browser.close()
+        self._pw.stop()
+
+
+# -- measuring ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Series:
+    """The timings of one row on one workload, and its failures."""
+
+    row: int
+    workload: str
+    ms: list[float] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.ms) if self.ms else math.nan
+
+    @property
+    def p95(self) -> float:
+        if not self.ms:
+            return math.nan
+        ordered = sorted(self.ms)
+        return ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)]
+
+
+@dataclass
+class Results:
+    series: dict[tuple[int, str], Series] = field(default_factory=dict)
+    viewer_dcl_ms: list[float] = field(default_factory=list)
+    skipped: dict[int, str] = field(default_factory=dict)
+
+    def get(self, row: int, workload: str) -> Series:
+        key = (row, workload)
+        if key not in self.series:
+            self.series[key] = Series(row, workload)
+        return self.series[key]
+
+
+def timed_call(row: Any, work: Workload, series: Series | None) -> None:
+    started = time.perf_counter()
+    try:
+        row.run(work)
+    except Exception as exc:  # every failure is reported; none stops the bench
+        if series is not None:
+            series.failures.append(f"{type(exc).__name__}: {str(exc)[:300]}")
+        return
+    if series is not None:
+        series.ms.append((time.perf_counter() - started) * 1000)
+
+
+def measure(rows: list[Any], floor: FloorRow, bench: Bench, rounds: int, warmup: int,
+            results: Results, seed: int = 7) -> None:
+    """Interleave: every round, every workload, every row in a shuffled order."""
+    shuffle = random.Random(seed)
+    for round_no in range(warmup + rounds):
+        recording = round_no >= warmup
+        for work in bench.workloads:
+            order = rows[:]
+            shuffle.shuffle(order)
+            for row in order:
+                series = results.get(row.key, work.name) if recording else None
+                timed_call(row, work, series)
+                if recording and row.key == 1 and work.action == "search":
+                    dcl = floor.viewer_dcl_ms("https://www.google.com/search")
+                    if dcl is not None:
+                        results.viewer_dcl_ms.append(dcl)
+                floor.quiesce()
+        done = round_no + 1 - warmup
+        if recording and (done % 5 == 0 or done == rounds):
+            print(f"  round {done}/{rounds}", file=sys.stderr, flush=True)
+
+
+# -- side measurements -------------------------------------------------------------------------
+
+
+def serving_cost(bench: Bench, repeat: int = 5) -> list[str]:
+    """What serving costs: the server's own time per request, and a raw HTTPS fetch."""
+    insecure = ssl.create_default_context()
+    insecure.check_hostname = False
+    insecure.verify_mode = ssl.CERT_NONE
+    lines, server = [], bench.stage.server
+    for work in bench.workloads:
+        path = "/search" if work.action == "search" else work.target.removeprefix(server.origin)
+        count, median_ms, max_ms = server.serving_ms(path)
+        fetch = []
+        for _ in range(repeat):
+            started = time.perf_counter()
+            with urllib.request.urlopen(server.origin + path, context=insecure,
+                                        timeout=10) as response:
+                response.read()
+            fetch.append((time.perf_counter() - started) * 1000)
+        lines.append(f"  {work.name:<6} {work.size / 1e6:5.2f} MB: server {median_ms:6.1f} ms "
+                     f"median ({count} requests, max {max_ms:.1f}), fresh-connection HTTPS "
+                     f"fetch {statistics.median(fetch):6.1f} ms")
+    return lines
+
+
+def extraction_times(fixtures: list[Path], top: int, repeat: int) -> list[str]:
+    """`extract_article` on the largest article pages: median ms per page."""
+    try:
+        from search.parsers.article import extract_article
+    except ImportError as exc:
+        return [f"  skipped: search.parsers.article is not importable ({exc})"]
+    lines = []
+    for size, path in article_files(fixtures)[-top:][::-1]:
+        html = read_page(path).decode("utf-8", errors="replace")
+        times, words = [], 0
+        for _ in range(repeat):
+            started = time.perf_counter()
+            article = extract_article(html, "https://example.com/" + path.name)
+            times.append((time.perf_counter() - started) * 1000)
+            words = len(article.text.split())
+        lines.append(f"  {size / 1e6:5.2f} MB {statistics.median(times):7.1f} ms median "
+                     f"(max {max(times):6.1f}, {words} words)  {path.name[:60]}")
+    return lines or ["  skipped: no article pages found"]
+
+
+def gemini_overhead(tmp: Path, repeat: int) -> list[str]:
+    """`gemini.ask_cli` against a bare subprocess of the same fake `gemini` binary."""
+    from gemini import ask_cli
+    from gemini.testing import write_fake_gemini
+
+    fake = write_fake_gemini(tmp / "fake-gemini", "success")
+    argv = [str(fake), "-p", QUERY, "-o", "json", "--skip-trust"]
+    bare = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        subprocess.run(argv, capture_output=True, check=True, timeout=30)
+        bare.append((time.perf_counter() - started) * 1000)
+    settings = build_settings(gemini_cli=str(fake), gemini_timeout_s=30)
+
+    async def wrapped() -> list[float]:
+        out = []
+        for _ in range(repeat):
+            started = time.perf_counter()
+            await ask_cli(QUERY, settings)
+            out.append((time.perf_counter() - started) * 1000)
+        return out
+
+    # The sync Playwright of row 4 owns this thread's event loop: run on a fresh thread.
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        wrapper = pool.submit(asyncio.run, wrapped()).result()
+    delta = statistics.median(wrapper) - statistics.median(bare)
+    return [f"  bare subprocess {statistics.median(bare):6.1f} ms, ask_cli "
+            f"{statistics.median(wrapper):6.1f} ms (median of {repeat}); wrapper overhead "
+            f"{delta:+.1f} ms"]
+
+
+# -- report -------------------------------------------------------------------------------------
+
+
+def ratio(a: float, b: float) -> float:
+    return a / b if b and not math.isnan(a) and not math.isnan(b) else math.nan
+
+
+def _verdict(ok: bool) -> str:
+    return "met" if ok else "NOT met"
+
+
+def report(results: Results, bench: Bench) -> dict[str, float]:
+    """Print the table and the ratios; return the ratios."""
+    print(f"\n{'workload':<8} {'row':<31} {'n':>3} {'median ms':>10} {'p95 ms':>9} {'fail':>5}")
+    for work in bench.workloads:
+        for key, label in ROW_LABELS.items():
+            if key in results.skipped:
+                print(f"{work.name:<8} {label:<31}   - skipped: {results.skipped[key]}")
+                continue
+            s = results.get(key, work.name)
+            print(f"{work.name:<8} {label:<31} {len(s.ms):>3} {s.median:>10.0f} {s.p95:>9.0f} "
+                  f"{len(s.failures):>5}")
+    med = {k: s.median for k, s in results.series.items()}
+    ratios = {
+        "speedup-heavy": ratio(med.get((2, "heavy"), math.nan), med.get((1, "heavy"), math.nan)),
+        "speedup-light": ratio(med.get((2, "light"), math.nan), med.get((1, "light"), math.nan)),
+        "overhead-heavy": ratio(med.get((1, "heavy"), math.nan), med.get((4, "heavy"), math.nan)),
+        "overhead-light": ratio(med.get((1, "light"), math.nan), med.get((4, "light"), math.nan)),
+    }
+    print()
+    print(f"speedup-heavy  {ratios['speedup-heavy']:.2f}  (row 2 / row 1 median; target > 1: "
+          f"{_verdict(ratios['speedup-heavy'] > 1)})")
+    light_ok = ratios["speedup-light"] >= TARGET_SPEEDUP_LIGHT
+    print(f"speedup-light  {ratios['speedup-light']:.2f}  (row 2 / row 1 median; target >= "
+          f"{TARGET_SPEEDUP_LIGHT:.0f}: {_verdict(light_ok)})")
+    for name in ("overhead-heavy", "overhead-light"):
+        print(f"{name} {ratios[name]:.2f}  (row 1 / row 4 median; target <= {TARGET_OVERHEAD}: "
+              f"{_verdict(ratios[name] <= TARGET_OVERHEAD)})")
+    if results.viewer_dcl_ms:
+        print(f"row 1 heavy: answer at {med.get((1, 'heavy'), math.nan):.0f} ms; the viewers' "
+              f"page reached DOMContentLoaded at {statistics.median(results.viewer_dcl_ms):.0f} "
+              "ms after its navigation started (median, navigation timing)")
+    for (key, name), s in sorted(results.series.items()):
+        for failure in s.failures[:5]:
+            print(f"failure row {key} {name}: {failure}")
+    return ratios
+
+
+# -- main ---------------------------------------------------------------------------------------
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="bench.py", description=__doc__.splitlines()[0])
+    parser.add_argument("--iterations", type=int, default=30, help="timed rounds (default 30)")
+    parser.add_argument("--warmup", type=int, default=1, help="untimed rounds first (default 1)")
+    parser.add_argument("--smoke", action="store_true", help="a few rounds, seconds: for tests")
+    parser.add_argument("--fixtures", type=Path, action="append",
+                        help="folder of saved pages (default tests/fixtures, then ../shared)")
+    parser.add_argument("--heavy", type=Path, help="the heavy Google results page")
+    parser.add_argument("--light", type=Path, help="the light article page")
+    parser.add_argument("--rows", default="1,2,3,4", help="rows to run (default 1,2,3,4)")
+    parser.add_argument("--headful", action="store_true", help="a visible Chromium (Xvfb)")
+    parser.add_argument("--json", type=Path, metavar="FILE", help="also write results as JSON")
+    parser.add_argument("--log-level", default="warning", help="the tool's log level (warning)")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.iterations, args.warmup = min(args.iterations, 2), 0
+    return args
+
+
+def node_skip_reason() -> str | None:
+    if shutil.which("node") is None:
+        return "node is not installed"
+    if not (BENCH / "node_modules" / "playwright-core").is_dir():
+        return "bench/node_modules is missing: run `cd bench && npm install` (make bench does)"
+    return None
+
+
+def build_rows(stage: Stage, wanted: set[int], results: Results) -> list[Any]:
+    rows: list[Any] = []
+    if 1 in wanted:
+        rows.append(WarmRow(stage))
+    reason = node_skip_reason()
+    if 2 in wanted and reason:
+        results.skipped[2] = reason
+    elif 2 in wanted:
+        rows.append(node_row(stage))
+    if 3 in wanted and not SB_CLI.exists():
+        results.skipped[3] = f"{SB_CLI} not found: run `make venv`"
+    elif 3 in wanted:
+        rows.append(cli_row(stage))
+    for key in set(ROW_LABELS) - wanted:
+        results.skipped.setdefault(key, "not selected (--rows)")
+    return rows
+
+
+def prime(rows: list[Any], bench: Bench) -> None:
+    """Rows 1 and 4 are warm by definition: connect and load each page once, untimed."""
+    for row in rows:
+        if row.key in (1, 4):
+            for work in bench.workloads:
+                timed_call(row, work, None)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    configure_logging(args.log_level, "console")
+    fixtures = default_sets(args.fixtures)
+    heavy, light = find_heavy(fixtures, args.heavy), find_light(fixtures, args.light)
+    wanted = {int(x) for x in args.rows.split(",") if x.strip()}
+    bench = open_bench(heavy, light, headful=args.headful)
+    stage = bench.stage
+    results = Results()
+    rows: list[Any] = []
+    floor: FloorRow | None = None
+    try:
+        print(f"heavy: {heavy} ({bench.workloads[0].size / 1e6:.2f} MB)")
+        print(f"light: {light} ({bench.workloads[1].size / 1e3:.0f} kB)")
+        print(f"chromium pid {stage.chrome.pid} at {stage.endpoint}, "
+              f"{'headful' if args.headful else 'headless'}; {args.iterations} rounds "
+              f"(+{args.warmup} warm-up), rows interleaved in shuffled order", flush=True)
+        rows = build_rows(stage, wanted, results)
+        floor = FloorRow(stage)
+        if 4 in wanted:
+            rows.append(floor)
+        prime(rows, bench)
+        stage.server.clear_hits()
+        measure(rows, floor, bench, args.iterations, args.warmup, results)
+        ratios = report(results, bench)
+        side_measurements(args, bench, fixtures)
+        if args.json:
+            write_json(args.json, results, ratios, bench)
+    finally:
+        for row in rows:
+            if row is not floor:
+                row.close()
+        if floor is not None:
+            floor.close()
+        stage.close()
+    return 0
+
+
+def side_measurements(args: argparse.Namespace, bench: Bench, fixtures: list[Path]) -> None:
+    print("\nserving cost (same server for every row):")
+    print("\n".join(serving_cost(bench)))
+    print("\npage-read extraction (search.parsers.article.extract_article), largest pages:")
+    print("\n".join(extraction_times(fixtures, 2 if args.smoke else 5, 1 if args.smoke else 5)))
+    print("\nGemini CLI wrapper over a bare subprocess (fake binary):")
+    print("\n".join(gemini_overhead(bench.stage.tmp, 3 if args.smoke else 15)))
+
+
+def write_json(path: Path, results: Results, ratios: dict[str, float], bench: Bench) -> None:
+    payload = {
+        "workloads": [{"name": w.name, "page": str(w.page), "bytes": w.size}
+                      for w in bench.workloads],
+        "series": [{**asdict(s), "median": s.median, "p95": s.p95}
+                   for s in results.series.values()],
+        "ratios": ratios,
+        "skipped": results.skipped,
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(payload, indent=2), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

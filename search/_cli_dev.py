@@ -1,0 +1,579 @@
+"""Developer commands: `debug` (watch an action in a visible Chrome, with a trace) and `record`
+(pin a live session as a regression case in `tests/recordings/NAME/`).
+
+Also the pieces the recording scripts and `tests/test_recordings.py` share: running an action
+the way the CLI does, a recording folder (`Case`), replaying it, and comparing outputs on the
+fields that stay stable between runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+import difflib
+import json
+import os
+import re
+import shutil
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import structlog
+from playwright.async_api import Error as PlaywrightError
+
+from browser_core import (
+    CdpUnreachable,
+    ChromeProcess,
+    Driver,
+    Settings,
+    StreamBrowserError,
+    cdp_version,
+    configure_logging,
+    launch_chrome,
+)
+from browser_core._chrome import save_state
+from browser_core._recording import (
+    SessionRecorder,
+    highlight,
+    highlight_inputs,
+    slow_motion,
+    step_timer,
+)
+from browser_core._replay import RECORDINGS_DIR, replay_hook
+
+log = structlog.get_logger("search.cli_dev")
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+ACTIONS = ("search", "read", "play")
+# Settings a recording pins (so the replayed URL is the recorded one), and action options.
+CASE_SETTINGS = ("google_hl", "google_gl", "google_udm14", "google_consent", "read_max_chars",
+                 "max_results")
+ACTION_OPTIONS = ("read_top",)
+TEXT_OVERLAP_MIN = 0.8
+_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
+# What to outline once an action is done: selector, label, how many.
+_RESULT_MARKS = {
+    "search": ("a:has(h3)", "result", 5),
+    "read": ("article, main, [role=main]", "read", 1),
+    "play": ("video", "playing", 1),
+}
+
+
+# -- running an action the way the CLI does ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ActionOutcome:
+    """An action's JSON output (the CLI's `--json`), its text form, and whether it succeeded."""
+
+    payload: dict[str, Any]
+    text: str
+    ok: bool
+
+
+async def run_action(driver: Driver, action: str, arg: str, settings: Settings, *,
+                     read_top: int = 0) -> ActionOutcome:
+    """Run `search`, `read` or `play` on the driver's owned tab; errors propagate."""
+    if action == "search":
+        from search.providers.google import google_search, render_serp
+
+        serp, reads = await google_search(driver, arg, settings, read_top=read_top)
+        payload = {"query": arg, **serp.model_dump(mode="json"),
+                   "reads": [r.model_dump(mode="json") for r in reads]}
+        return ActionOutcome(payload, render_serp(serp, reads, settings.max_results),
+                             not serp.blocked)
+    if action == "read":
+        from search.providers.read import describe, read_page
+
+        read = await read_page(driver, arg, settings)
+        return ActionOutcome(read.model_dump(mode="json"), describe(read), read.outcome == "ok")
+    if action == "play":
+        from search.providers.youtube import describe as describe_play
+        from search.providers.youtube import play
+
+        status = await play(driver, arg, settings)
+        return ActionOutcome(status.model_dump(mode="json"), describe_play(status), status.playing)
+    raise StreamBrowserError(f"unknown action {action!r}", hint=f"use one of {', '.join(ACTIONS)}")
+
+
+def error_payload(exc: StreamBrowserError) -> dict[str, Any]:
+    """How a recording pins an action that failed (the CLI prints this on stderr)."""
+    return {"error": {"kind": exc.kind, "message": exc.message[:300]}}
+
+
+# -- recording folders ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Case:
+    """One folder of `tests/recordings/`: session.har, action.json, expected.json, README.md."""
+
+    path: Path
+    action: str
+    arg: str
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    @property
+    def har(self) -> Path:
+        return self.path / "session.har"
+
+    @property
+    def expected_path(self) -> Path:
+        return self.path / "expected.json"
+
+    def expected(self) -> dict[str, Any]:
+        try:
+            return dict(json.loads(self.expected_path.read_text(encoding="utf-8")))
+        except (OSError, ValueError) as exc:
+            raise StreamBrowserError(
+                f"{self.expected_path}: missing or not JSON",
+                hint="write it with `make update-recordings`",
+            ) from exc
+
+    def settings_for(self, base: Settings) -> Settings:
+        pinned = {k: v for k, v in self.options.items() if k in CASE_SETTINGS}
+        return base.model_copy(update=pinned)
+
+    @property
+    def read_top(self) -> int:
+        return int(self.options.get("read_top", 0))
+
+
+def load_case(folder: Path) -> Case:
+    """Read `folder/action.json`; a clear error when the folder is not a recording."""
+    spec_path = folder / "action.json"
+    try:
+        spec = json.loads(spec_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise StreamBrowserError(
+            f"{folder} is not a recording: {spec_path.name} is missing or not JSON",
+            hint="make one with `make record` or scripts/make_recording.py, or delete the folder",
+        ) from exc
+    action, options = spec.get("action"), dict(spec.get("options") or {})
+    unknown = sorted(set(options) - set(CASE_SETTINGS) - set(ACTION_OPTIONS))
+    if action not in ACTIONS or unknown or not (folder / "session.har").is_file():
+        raise StreamBrowserError(
+            f"{spec_path}: action {action!r}, unknown options {unknown}, "
+            f"HAR present: {(folder / 'session.har').is_file()}",
+            hint=f"action is one of {', '.join(ACTIONS)}; options are "
+            f"{', '.join(CASE_SETTINGS + ACTION_OPTIONS)}; session.har must be beside it",
+        )
+    return Case(folder, str(action), str(spec.get("arg", "")), options)
+
+
+def case_folders(root: Path = RECORDINGS_DIR) -> list[Path]:
+    """Every folder under `root` (each one is a test case), in name order."""
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
+
+
+def case_options(settings: Settings, action: str, read_top: int = 0) -> dict[str, Any]:
+    """The options a new recording pins: Google language and region, and `read_top`."""
+    options: dict[str, Any] = {}
+    if action in ("search", "play"):
+        options |= {"google_hl": settings.google_hl, "google_gl": settings.google_gl,
+                    "google_udm14": settings.google_udm14}
+    if read_top:
+        options["read_top"] = read_top
+    return options
+
+
+def write_case(folder: Path, action: str, arg: str, options: dict[str, Any],
+               provenance: str) -> Case:
+    """Write action.json and README.md (the HAR is written by the recorder)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    spec = {"action": action, "arg": arg, "options": options}
+    (folder / "action.json").write_text(json.dumps(spec, ensure_ascii=False, indent=2) + "\n",
+                                        encoding="utf-8")
+    pinned = ", ".join(f"{k}={v}" for k, v in options.items()) or "defaults"
+    readme = (f"# {folder.name}\n\n`{action}` {json.dumps(arg, ensure_ascii=False)} ({pinned})\n\n"
+              f"Provenance: {provenance}\n\nFiles: `session.har` (the network, scrubbed), "
+              "`action.json`, `expected.json` (the action's `--json` output when replayed).\n"
+              "Refresh `expected.json` with `make update-recordings`; see docs/debugging.md.\n")
+    (folder / "README.md").write_text(readme, encoding="utf-8")
+    return Case(folder, action, arg, options)
+
+
+def write_expected(case: Case, payload: dict[str, Any]) -> None:
+    text = json.dumps(payload, ensure_ascii=False, indent=2) + "\n"
+    case.expected_path.write_text(text, encoding="utf-8")
+
+
+async def run_case(case: Case, base: Settings, *, trace_path: Path | None = None,
+                   keep_trace: Callable[[dict[str, Any]], bool] | None = None,
+                   close_tab: bool = False) -> dict[str, Any]:
+    """Replay `case` through the real browser path; its payload (or its error payload).
+
+    With `trace_path` a Playwright trace is recorded and kept when `keep_trace(payload)` says
+    so (always, without a predicate).
+    """
+    settings = case.settings_for(base)
+    recorder = SessionRecorder(trace_path=trace_path, title=case.name) if trace_path else None
+    hooks = [replay_hook(str(case.har))] + ([recorder.hook] if recorder else [])
+    driver = Driver(settings, page_hooks=tuple(hooks))
+    payload: dict[str, Any] = {}
+    try:
+        try:
+            payload = (await run_action(driver, case.action, case.arg, settings,
+                                        read_top=case.read_top)).payload
+        except StreamBrowserError as exc:
+            payload = error_payload(exc)
+        if recorder is not None:
+            await recorder.stop(keep_trace=keep_trace(payload) if keep_trace else True)
+    finally:
+        if close_tab:
+            await driver.close_owned_tab()
+        await driver.close()
+    return payload
+
+
+# -- comparing on stable fields ---------------------------------------------------------------
+
+
+def _stable_read(read: dict[str, Any]) -> dict[str, Any]:
+    return {k: read.get(k) for k in ("outcome", "status", "final_url", "title")}
+
+
+def stable_view(action: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """The fields a replay must reproduce exactly (text is compared by overlap instead)."""
+    if "error" in payload:
+        return {"error": payload["error"].get("kind")}
+    if action == "search":
+        return {
+            "blocked": payload.get("blocked"),
+            "results": [{k: r.get(k) for k in ("rank", "title", "url")}
+                        for r in payload.get("results", [])],
+            "reads": [_stable_read(r) for r in payload.get("reads", [])],
+        }
+    if action == "read":
+        return _stable_read(payload)
+    return {k: payload.get(k) for k in ("video_id", "url", "playing")}
+
+
+def _texts(action: str, payload: dict[str, Any]) -> list[str]:
+    if action == "read":
+        return [str(payload.get("text", ""))]
+    if action == "search":
+        return [str(r.get("text", "")) for r in payload.get("reads", [])]
+    return []
+
+
+def text_overlap(a: str, b: str) -> float:
+    """Shared words over the longer text's words (1.0 for two empty texts)."""
+    left, right = Counter(a.split()), Counter(b.split())
+    longest = max(sum(left.values()), sum(right.values()))
+    return 1.0 if longest == 0 else sum((left & right).values()) / longest
+
+
+def compare(action: str, expected: dict[str, Any], actual: dict[str, Any],
+            threshold: float = TEXT_OVERLAP_MIN) -> list[str]:
+    """Readable differences between two outputs of the same case; empty when they agree."""
+    problems: list[str] = []
+    want, got = stable_view(action, expected), stable_view(action, actual)
+    if want != got:
+        diff = difflib.unified_diff(
+            json.dumps(want, ensure_ascii=False, indent=1).splitlines(),
+            json.dumps(got, ensure_ascii=False, indent=1).splitlines(),
+            "expected.json", "replayed", lineterm="", n=2)
+        problems.append("stable fields differ:\n" + "\n".join(diff))
+    for index, (old, new) in enumerate(zip(_texts(action, expected), _texts(action, actual),
+                                           strict=False)):
+        overlap = text_overlap(old, new)
+        if overlap < threshold:
+            problems.append(f"text {index}: word overlap {overlap:.2f} < {threshold:.2f} "
+                            f"(expected {len(old.split())} words, got {len(new.split())}; "
+                            f"got starts {new[:120]!r})")
+    return problems
+
+
+def summarize_change(action: str, old: dict[str, Any], new: dict[str, Any]) -> str:
+    """One line for update_recordings: "new", "unchanged", "unstable fields only" or what
+    changed on the stable fields."""
+    if not old:
+        return "new"
+    problems = compare(action, old, new, threshold=0.999)
+    if not problems:
+        return "unchanged" if old == new else "unstable fields only"
+    a, b = stable_view(action, old), stable_view(action, new)
+    parts = [f"{key}: {_change(a.get(key), b.get(key))}"
+             for key in sorted(set(a) | set(b)) if a.get(key) != b.get(key)]
+    if any(p.startswith("text") for p in problems):
+        parts.append("text changed")
+    return "changed (" + "; ".join(parts) + ")"
+
+
+def _change(old: Any, new: Any) -> str:
+    if isinstance(old, list) and isinstance(new, list):
+        shared = min(len(old), len(new))
+        differ = sum(1 for x, y in zip(old, new, strict=False) if x != y)
+        return f"{len(old)} -> {len(new)} items, {differ} of the first {shared} differ"
+    before, after = (json.dumps(v, ensure_ascii=False)[:60] for v in (old, new))
+    return f"{before} -> {after}"
+
+
+# -- the broadcast Chrome for developer sessions ------------------------------------------------
+
+
+def ensure_chrome(settings: Settings, *, headless: bool) -> ChromeProcess | None:
+    """Attach to the broadcast Chrome, or start a local one (headful unless `headless`)."""
+    endpoint = settings.cdp_endpoint
+    try:
+        version = cdp_version(endpoint)
+    except CdpUnreachable:
+        if settings.cdp_url:
+            raise StreamBrowserError(
+                f"nothing answers at CDP_URL={endpoint}",
+                hint="start that Chrome, or unset CDP_URL so a local one is started",
+            ) from None
+    else:
+        agent = version.get("User-Agent", "")
+        print(f"attached to the broadcast Chrome at {endpoint} ({version.get('Browser', '?')})")
+        if "Headless" in agent:
+            print("  this Chrome is headless: there is nothing to watch; the trace shows it all")
+        return None
+    proc = launch_chrome(port=settings.cdp_port, user_data_dir=settings.chrome_user_data_dir,
+                         binary=settings.chrome_binary, headless=headless,
+                         window=settings.window)
+    save_state(settings.state_dir, proc)
+    print(f"started a local Chrome: pid {proc.pid}, CDP {proc.endpoint}"
+          + (" (headless)" if headless else ""))
+    if proc.display and not os.environ.get("DISPLAY"):
+        print(f"  it is on the virtual display {proc.display} (Xvfb). Watch it with VNC:\n"
+              f"    x11vnc -display {proc.display} -localhost -nopw -forever &\n"
+              "    then point a VNC viewer at localhost:5900 "
+              "(from another machine: ssh -L 5900:localhost:5900 THIS_HOST)")
+    elif proc.display:
+        print(f"  it is on your display {proc.display}")
+    print(f"  it keeps running; stop it with: stream-browser chrome --stop --port {proc.port}")
+    return proc
+
+
+def _show_trace_lines(path: Path) -> str:
+    return (f"trace: {path}\n"
+            f"view it with: playwright show-trace {path}\n"
+            f"  (no Playwright browser installed? `playwright show-trace --port 9323 {path}` "
+            "serves it for any browser, or drop the file on https://trace.playwright.dev)")
+
+
+# -- debug -------------------------------------------------------------------------------------
+
+
+def register(sub: Any) -> None:
+    debug = sub.add_parser("debug", help="watch an action in a visible Chrome, with a trace")
+    debug.add_argument("action", choices=ACTIONS)
+    debug.add_argument("arg", metavar="ARG", help="the query, URL or video")
+    debug.add_argument("--slowmo", type=int, default=500, metavar="MS",
+                       help="hold each page this long before the next navigation (default 500)")
+    debug.add_argument("--pause", action="store_true",
+                       help="pause when done (Playwright Inspector, or Enter in the terminal)")
+    debug.add_argument("--trace", metavar="PATH", help="trace file (default test-results/debug/)")
+    debug.add_argument("--replay", metavar="NAME_OR_HAR",
+                       help="serve the network from a recording (offline)")
+    debug.add_argument("--headless", action="store_true",
+                       help="when a local Chrome has to be started, start it headless")
+    debug.add_argument("--read-top", type=int, default=0, metavar="N",
+                       help="search: also read the top N results")
+    debug.set_defaults(func=cmd_debug)
+
+    record = sub.add_parser("record", help="record a live session as tests/recordings/NAME")
+    record.add_argument("action", choices=ACTIONS)
+    record.add_argument("arg", metavar="ARG", help="the query, URL or video")
+    record.add_argument("--name", required=True, help="folder name: lower case, digits, - and _")
+    record.add_argument("--dir", default=str(RECORDINGS_DIR), help="where recordings live")
+    record.add_argument("--read-top", type=int, default=0, metavar="N",
+                        help="search: also read the top N results")
+    record.add_argument("--full", action="store_true",
+                        help="keep every response (scripts, images); default: documents, "
+                        "media, xhr and fetch only")
+    record.add_argument("--force", action="store_true", help="replace an existing recording")
+    record.add_argument("--headless", action="store_true",
+                        help="when a local Chrome has to be started, start it headless")
+    record.set_defaults(func=cmd_record)
+
+
+def _debug_hooks(args: argparse.Namespace, recorder: SessionRecorder) -> tuple[Any, ...]:
+    hooks: list[Any] = [replay_hook(args.replay)] if args.replay else []
+    hooks += [recorder.hook, step_timer(), highlight_inputs]
+    if args.slowmo > 0:
+        hooks.append(slow_motion(args.slowmo))
+    return tuple(hooks)
+
+
+async def _mark_result(driver: Driver, action: str, hold_ms: int) -> None:
+    selector, label, limit = _RESULT_MARKS[action]
+
+    async def op(page: Any) -> None:
+        shown = await highlight(page, selector, label, limit=limit, ms=max(hold_ms, 1500))
+        log.info("debug.highlighted", selector=selector, count=shown)
+        await asyncio.sleep(hold_ms / 1000)
+
+    await driver.run("debug.highlight", op, timeout=hold_ms / 1000 + 10)
+
+
+def _inspector_possible() -> str | None:
+    """Why the Playwright Inspector cannot open here, or None when it can."""
+    if not os.environ.get("DISPLAY"):
+        return "there is no $DISPLAY for its window"
+    browsers = Path(os.environ.get("PLAYWRIGHT_BROWSERS_PATH") or "~/.cache/ms-playwright")
+    if any(browsers.expanduser().glob("chromium-*")) or shutil.which("google-chrome"):
+        return None
+    return ("it needs a Playwright Chromium or Google Chrome for its own window, and only "
+            "Debian's chromium is installed")
+
+
+async def _pause(driver: Driver, settings: Settings) -> None:
+    reason = _inspector_possible()
+    if reason is None:
+        print("paused in the Playwright Inspector: press Resume (F8) there to finish")
+        await driver.run("debug.pause", lambda page: page.pause(), timeout=24 * 3600)
+        return
+    print(f"the Playwright Inspector cannot open: {reason}.\n"
+          f"  The tab stays as it is: look at it in the Chrome window, or open DevTools on it\n"
+          f"  from another Chrome via chrome://inspect (target {settings.cdp_endpoint}).")
+    if not sys.stdin.isatty():
+        print("  no terminal to resume from: not pausing")
+        return
+    await asyncio.to_thread(input, "  press Enter to finish ")
+
+
+async def _debug_session(args: argparse.Namespace, settings: Settings, driver: Driver,
+                         recorder: SessionRecorder) -> tuple[ActionOutcome | None, Path | None]:
+    started = time.monotonic()
+    outcome: ActionOutcome | None = None
+    try:
+        outcome = await run_action(driver, args.action, args.arg, settings,
+                                   read_top=args.read_top)
+        log.info("debug.action_done", action=args.action, ok=outcome.ok,
+                 elapsed_ms=int((time.monotonic() - started) * 1000))
+        await _mark_result(driver, args.action, args.slowmo)
+        if args.pause:
+            await _pause(driver, settings)
+    except StreamBrowserError as exc:
+        log.warning("debug.action_failed", failure_kind=exc.kind, error=str(exc)[:300],
+                    elapsed_ms=int((time.monotonic() - started) * 1000))
+        print(f"stream-browser: {exc.kind}: {exc}", file=sys.stderr)
+    finally:
+        trace = await _stop_quietly(recorder)
+        await driver.close()
+    return outcome, trace
+
+
+async def _stop_quietly(recorder: SessionRecorder) -> Path | None:
+    try:
+        return await recorder.stop()
+    except (PlaywrightError, OSError) as exc:  # a lost trace must not hide the result
+        log.warning("debug.trace_lost", error=str(exc)[:300],
+                    hint="the connection to Chrome was lost before the trace was written")
+        return None
+
+
+def cmd_debug(args: argparse.Namespace, app: Any) -> int:
+    settings: Settings = app.settings
+    configure_logging(settings.log_level, fmt="console")
+    default = Path("test-results/debug") / f"{args.action}-{dt.datetime.now():%Y%m%d-%H%M%S}.zip"
+    trace_path = Path(args.trace or default).expanduser().resolve()
+    try:
+        ensure_chrome(settings, headless=args.headless)
+    except StreamBrowserError as exc:
+        print(f"stream-browser: {exc.kind}: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    recorder = SessionRecorder(trace_path=trace_path, title=f"debug {args.action} {args.arg}")
+    try:
+        driver = Driver(settings, page_hooks=_debug_hooks(args, recorder))
+    except StreamBrowserError as exc:  # e.g. an unknown --replay name
+        print(f"stream-browser: {exc.kind}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    outcome, trace = asyncio.run(_debug_session(args, settings, driver, recorder))
+    if outcome is not None:
+        print(outcome.text)
+    if trace is not None:
+        print(_show_trace_lines(trace))
+    return EXIT_OK if outcome is not None and outcome.ok else EXIT_FAILED
+
+
+# -- record ------------------------------------------------------------------------------------
+
+
+async def _record_live(args: argparse.Namespace, settings: Settings,
+                       recorder: SessionRecorder) -> dict[str, Any]:
+    driver = Driver(settings, page_hooks=(recorder.hook, step_timer()))
+    try:
+        try:
+            outcome = await run_action(driver, args.action, args.arg, settings,
+                                       read_top=args.read_top)
+            payload = outcome.payload
+        except StreamBrowserError as exc:
+            payload = error_payload(exc)
+        await recorder.stop()
+    finally:
+        await driver.close()
+    return payload
+
+
+def _record_target(args: argparse.Namespace) -> Path:
+    if not _NAME.match(args.name):
+        raise StreamBrowserError(
+            f"--name {args.name!r} is not a usable folder name",
+            hint="use lower case letters, digits, - and _ (e.g. google-weather-en)",
+        )
+    folder = Path(args.dir).expanduser() / args.name
+    if folder.exists() and not args.force:
+        raise StreamBrowserError(f"{folder} already exists",
+                                 hint="pick another --name, or pass --force to replace it")
+    if folder.exists():
+        shutil.rmtree(folder)
+    return folder
+
+
+def cmd_record(args: argparse.Namespace, app: Any) -> int:
+    settings: Settings = app.settings
+    try:
+        folder = _record_target(args)
+    except StreamBrowserError as exc:
+        print(f"stream-browser: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        ensure_chrome(settings, headless=args.headless)
+    except StreamBrowserError as exc:
+        print(f"stream-browser: {exc.kind}: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    trace_path = (Path("test-results/recordings") / args.name / "trace.zip").resolve()
+    recorder = SessionRecorder(trace_path=trace_path, har_path=folder / "session.har",
+                               title=f"record {args.name}", slim=not args.full)
+    live = asyncio.run(_record_live(args, settings, recorder))
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    case = write_case(folder, args.action, args.arg,
+                      case_options(settings, args.action, args.read_top),
+                      f"recorded live with `stream-browser record` on {stamp} "
+                      f"({len(recorder.urls)} requests seen, scrubbed)")
+    replayed = asyncio.run(run_case(case, settings))
+    write_expected(case, replayed)
+    return _report_record(case, live, replayed, trace_path)
+
+
+def _report_record(case: Case, live: dict[str, Any], replayed: dict[str, Any],
+                   trace_path: Path) -> int:
+    size_kb = case.har.stat().st_size // 1024 if case.har.is_file() else 0
+    print(f"recorded {case.name}: {case.path} (session.har {size_kb} KB)")
+    print(_show_trace_lines(trace_path))
+    print("  (the trace is not scrubbed: it stays out of tests/recordings/)")
+    differences = compare(case.action, live, replayed)
+    if differences:
+        print("warning: the replay does not reproduce the live run:\n  "
+              + "\n  ".join(differences), file=sys.stderr)
+        return EXIT_FAILED
+    print(f"the replay reproduces the live run; test it with: "
+          f"pytest tests/test_recordings.py -k {case.name}")
+    return EXIT_OK
+

@@ -1,0 +1,92 @@
+"""Recorded sessions as regression tests: every folder under tests/recordings/ is one case.
+
+Each case is replayed through the real browser path (the session Chromium, `route_from_har`,
+nothing reaches the internet) and compared with its expected.json on the stable fields
+(ranks, titles, URLs, video ids, blocked; read texts by word overlap). A failing case keeps
+its Playwright trace in test-results/recordings/NAME/trace.zip.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from browser_core import ChromeProcess
+from browser_core._replay import RECORDINGS_DIR
+from search._cli_dev import case_folders, compare, load_case, run_case, stable_view, text_overlap
+from tests.conftest import make_settings
+
+RESULTS_DIR = Path(__file__).resolve().parents[1] / "test-results" / "recordings"
+FOLDERS = case_folders(RECORDINGS_DIR)
+# Recordings this suite must always hold (so an accidental deletion fails loudly).
+REQUIRED_KINDS = {"search", "read", "play"}
+
+
+def _failure_report(name: str, problems: list[str], trace: Path) -> str:
+    kept = f"trace: {trace}\n  view it with: playwright show-trace {trace}" if trace.is_file() \
+        else "no trace was written"
+    return (f"recording {name!r} no longer replays to its expected.json:\n\n"
+            + "\n\n".join(problems)
+            + f"\n\n{kept}\n"
+            "If the change is intended (a parser or provider improved), refresh the expected "
+            f"output with `make update-recordings` (or scripts/update_recordings.py {name}) "
+            "and commit it with the change.")
+
+
+def test_recordings_cover_every_action() -> None:
+    kinds = {load_case(folder).action for folder in FOLDERS}
+    assert kinds >= REQUIRED_KINDS, f"tests/recordings/ lacks a {REQUIRED_KINDS - kinds} case"
+
+
+@pytest.mark.parametrize("folder", FOLDERS, ids=[f.name for f in FOLDERS])
+def test_recording_replays_to_its_expected_output(
+    folder: Path, chrome: ChromeProcess, tmp_path: Path
+) -> None:
+    case = load_case(folder)
+    expected = case.expected()
+    trace = RESULTS_DIR / case.name / "trace.zip"
+    trace.unlink(missing_ok=True)
+    actual = asyncio.run(
+        run_case(
+            case,
+            make_settings(chrome, tmp_path),
+            trace_path=trace,
+            keep_trace=lambda payload: bool(compare(case.action, expected, payload)),
+            close_tab=True,
+        )
+    )
+    problems = compare(case.action, expected, actual)
+    if problems:
+        pytest.fail(_failure_report(case.name, problems, trace), pytrace=False)
+
+
+def test_compare_reports_a_readable_diff_on_stable_fields_only() -> None:
+    expected = {"results": [{"rank": 1, "title": "Crow - Wikipedia", "url": "https://w/c",
+                             "snippet": "old"}], "blocked": None, "reads": []}
+    unstable_change = json.loads(json.dumps(expected))
+    unstable_change["results"][0]["snippet"] = "new snippet"
+    assert compare("search", expected, unstable_change) == []
+    title_change = json.loads(json.dumps(expected))
+    title_change["results"][0]["title"] = "Crows"
+    (problem,) = compare("search", expected, title_change)
+    assert '-   "title": "Crow - Wikipedia",' in problem.splitlines()
+    assert '+   "title": "Crows",' in problem.splitlines()
+
+
+def test_compare_accepts_read_texts_above_the_overlap_threshold() -> None:
+    base = {"outcome": "ok", "status": 200, "final_url": "u", "title": "t"}
+    text = " ".join(f"word{i}" for i in range(100))
+    close = text.replace("word5 ", "")  # one word lost
+    assert text_overlap(text, close) == pytest.approx(0.99)
+    assert compare("read", {**base, "text": text}, {**base, "text": close}) == []
+    (problem,) = compare("read", {**base, "text": text}, {**base, "text": "something else"})
+    assert problem.startswith("text 0: word overlap 0.00")
+
+
+def test_a_failed_action_is_pinned_by_its_failure_kind() -> None:
+    payload = {"error": {"kind": "navigation-failed", "message": "could not open"}}
+    assert stable_view("play", payload) == {"error": "navigation-failed"}
+    assert compare("play", payload, {"video_id": "x", "url": "u", "playing": True})
