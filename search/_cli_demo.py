@@ -18,6 +18,7 @@ from browser_core import (
     StreamBrowserError,
     cdp_targets,
     cdp_version,
+    configure_logging,
     launch_chrome,
 )
 from browser_core._chrome import save_state
@@ -76,9 +77,19 @@ def _recordings(action: str) -> list[Path]:
         except (OSError, ValueError):
             continue
         if meta.get("action") == action and (folder / "session.har").is_file():
-            found.append(folder)
+            if not _blocked(folder):
+                found.append(folder)
     demo_first = sorted(found, key=lambda p: (not p.name.startswith("demo"), p.name))
     return demo_first
+
+
+def _blocked(folder: Path) -> bool:
+    """Recordings of a captcha page are regression cases, not a demo."""
+    try:
+        expected = json.loads((folder / "expected.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return True
+    return bool(isinstance(expected, dict) and expected.get("blocked"))
 
 
 def _arg_of(folder: Path) -> str:
@@ -115,6 +126,7 @@ def _run_case(settings: Settings, action: str, folder: Path) -> bool:
 
 def cmd_demo(args: argparse.Namespace, app: Any) -> int:
     settings: Settings = app.settings
+    configure_logging("warning", settings.log_format)  # the demo narrates; logs only on trouble
     try:
         _ensure_chrome(settings, args.headless)
     except StreamBrowserError as exc:

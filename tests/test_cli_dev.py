@@ -48,19 +48,19 @@ SECRET_PAGE = ARTICLE.replace(
 
 
 @pytest.fixture(autouse=True)
-def _restore_logging() -> Iterator[None]:
-    """`debug` configures console logging for its process; give other tests theirs back."""
-    saved = structlog.get_config()
+def _default_logging() -> Iterator[None]:
+    """`debug` configures console logging on the test's (then closed) stderr, as an entry
+    point does; start and end every test here with structlog's defaults instead."""
+    structlog.reset_defaults()
     yield
-    structlog.configure(**saved)
+    structlog.reset_defaults()
 
 
 @pytest.fixture
 def dev_settings(settings: Settings) -> Iterator[Settings]:
     """The session Chromium; the tab the commands open is closed afterwards."""
-    saved = structlog.get_config()
     yield settings
-    structlog.configure(**saved)  # before anything logs again (the test's stderr is closed)
+    structlog.reset_defaults()  # before anything logs again (the test's stderr is closed)
 
     async def close_tab() -> None:
         driver = Driver(settings)
