@@ -95,6 +95,19 @@ def provenance(page: Path) -> str:
     return f"saved page {page.name}"
 
 
+def describe_source(args: argparse.Namespace) -> str:
+    """The README's provenance line: the page's origin and how it was served."""
+    text = args.source or provenance(Path(args.page))
+    if args.url:
+        text += (f". Served at {args.url} (HTTP {args.status}), reached by a redirect from the "
+                 "action's URL; that hop's HAR entry was written by scripts/make_recording.py")
+    if args.watch_page:
+        text += (f". The watch page is the local stand-in {args.watch_page}"
+                 + (f" playing {args.video}" if args.video else "")
+                 + ", served at the first video's real watch URL")
+    return text + ". Made offline with scripts/make_recording.py."
+
+
 # -- the action's URL and what is served ------------------------------------------------------
 
 
@@ -249,8 +262,7 @@ def main(argv: list[str] | None = None) -> int:
             live = asyncio.run(record(args, settings, folder))
             if args.url and args.url != action_url(args.action, args.arg, settings):
                 live = {}  # the recording run could not follow the redirect (see add_entry)
-            case = write_case(folder, args.action, args.arg, options,
-                              args.source or provenance(Path(args.page)))
+            case = write_case(folder, args.action, args.arg, options, describe_source(args))
             replayed = asyncio.run(run_case(case, settings, close_tab=True))
         finally:
             stop_process(chrome.pid)

@@ -483,17 +483,17 @@ def cmd_debug(args: argparse.Namespace, app: Any) -> int:
     configure_logging(settings.log_level, fmt="console")
     default = Path("test-results/debug") / f"{args.action}-{dt.datetime.now():%Y%m%d-%H%M%S}.zip"
     trace_path = Path(args.trace or default).expanduser().resolve()
-    try:
-        ensure_chrome(settings, headless=args.headless)
-    except StreamBrowserError as exc:
-        print(f"stream-browser: {exc.kind}: {exc}", file=sys.stderr)
-        return EXIT_FAILED
     recorder = SessionRecorder(trace_path=trace_path, title=f"debug {args.action} {args.arg}")
     try:
         driver = Driver(settings, page_hooks=_debug_hooks(args, recorder))
     except StreamBrowserError as exc:  # e.g. an unknown --replay name
         print(f"stream-browser: {exc.kind}: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    try:
+        ensure_chrome(settings, headless=args.headless)
+    except StreamBrowserError as exc:
+        print(f"stream-browser: {exc.kind}: {exc}", file=sys.stderr)
+        return EXIT_FAILED
     outcome, trace = asyncio.run(_debug_session(args, settings, driver, recorder))
     if outcome is not None:
         print(outcome.text)
@@ -552,6 +552,10 @@ def cmd_record(args: argparse.Namespace, app: Any) -> int:
     recorder = SessionRecorder(trace_path=trace_path, har_path=folder / "session.har",
                                title=f"record {args.name}", slim=not args.full)
     live = asyncio.run(_record_live(args, settings, recorder))
+    if not recorder.har_path or not recorder.har_path.is_file():
+        print(f"stream-browser: nothing was recorded ({json.dumps(live)[:300]})",
+              file=sys.stderr)
+        return EXIT_FAILED
     stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     case = write_case(folder, args.action, args.arg,
                       case_options(settings, args.action, args.read_top),

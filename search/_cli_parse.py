@@ -11,15 +11,20 @@ import gzip
 import json
 import sys
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import structlog
+
+from browser_core import configure_logging
 from search.parsers import extract_article, parse_serp, parse_youtube_results
 
 __all__ = ["register"]
 
 _GZIP_MAGIC = b"\x1f\x8b"
+_Parse = Callable[[str, argparse.Namespace], dict[str, Any]]
 _MAX_BYTES = 64 * 1024 * 1024
 
 
@@ -45,20 +50,40 @@ def register(subparsers: Any) -> None:
     article.set_defaults(func=_handler(_article))
 
 
-def _handler(parse: Callable[[str, argparse.Namespace], dict[str, Any]]) -> Any:
+@contextmanager
+def _logs_to_stderr() -> Iterator[None]:
+    """Warnings only, on stderr, so stdout stays pure JSON lines; the old set-up comes back."""
+    was_configured = structlog.is_configured()
+    previous = structlog.get_config()
+    configure_logging("warning")
+    try:
+        yield
+    finally:
+        if was_configured:
+            structlog.configure(**previous)
+        else:
+            structlog.reset_defaults()
+
+
+def _handler(parse: _Parse) -> Any:
     def handle(args: argparse.Namespace, app: Any) -> int:  # app unused: no settings needed
-        failed = 0
-        for name in args.files:
-            try:
-                record = {"file": name, **parse(read_page(Path(name)), args)}
-            except _InputError as exc:
-                record = {"file": name, "error": str(exc)}
-                failed += 1
-            sys.stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
-            sys.stdout.flush()
-        return 1 if failed else 0
+        with _logs_to_stderr():
+            return _run(parse, args)
 
     return handle
+
+
+def _run(parse: _Parse, args: argparse.Namespace) -> int:
+    failed = 0
+    for name in args.files:
+        try:
+            record = {"file": name, **parse(read_page(Path(name)), args)}
+        except _InputError as exc:
+            record = {"file": name, "error": str(exc)}
+            failed += 1
+        sys.stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+    return 1 if failed else 0
 
 
 def read_page(path: Path) -> str:

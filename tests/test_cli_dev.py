@@ -144,6 +144,14 @@ def test_debug_starts_a_local_chrome_when_none_answers(
     assert f"stream-browser chrome --stop --port {settings.cdp_port}" in out
 
 
+def test_debug_with_an_unknown_recording_names_the_known_ones(
+    dev_settings: Settings, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_cli(dev_settings, "debug", "search", "x", "--replay", "no-such-case") == 2
+    err = capsys.readouterr().err
+    assert "no recording 'no-such-case'" in err and "google-crow-names-en" in err
+
+
 # -- record --------------------------------------------------------------------------------
 
 

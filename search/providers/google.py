@@ -26,7 +26,7 @@ from browser_core import (
 )
 from search._types import Request
 from search.parsers._models import SerpPage
-from search.parsers.google import detect_interstitial, parse_serp
+from search.parsers.google import parse_serp
 from search.providers.read import PageRead, read_in_page
 
 log = structlog.get_logger(__name__)
@@ -86,17 +86,25 @@ async def _body_html(page: Any, response: Any) -> str:
     return str(await page.content())
 
 
-async def _load_results(driver: Driver, page: Any, url: str, settings: Settings) -> str:
+async def _parse(page: Any, html: str) -> SerpPage:
+    return await asyncio.to_thread(parse_serp, html, page.url)
+
+
+async def _load_serp(driver: Driver, page: Any, url: str, settings: Settings) -> SerpPage:
+    """Open the results page and parse it; answer a consent wall on the way."""
     nav = await driver.navigate(page, url, wait_until="commit", check=False)
-    html = await _body_html(page, nav.response)
-    if detect_interstitial(html, page.url) == "consent":
-        if not await answer_consent(page, settings.google_consent):
-            return html
+    serp = await _parse(page, await _body_html(page, nav.response))
+    if serp.blocked is None and not serp.results:
+        # Not a result page yet (a script or meta redirect, or a late render): settle, re-read.
+        await page.wait_for_load_state("domcontentloaded")
+        await driver.settle(page)
+        serp = await _parse(page, await page.content())
+    if serp.blocked == "consent" and await answer_consent(page, settings.google_consent):
         if not _RESULTS_URL.match(page.url):
             await page.wait_for_url(_RESULTS_URL, wait_until="commit", timeout=8000)
         await page.wait_for_load_state("domcontentloaded")
-        html = await page.content()
-    return html
+        serp = await _parse(page, await page.content())
+    return serp
 
 
 async def google_search(
@@ -111,8 +119,7 @@ async def google_search(
     url = search_url(query, settings)
 
     async def op(page: Any) -> tuple[SerpPage, list[PageRead]]:
-        html = await _load_results(driver, page, url, settings)
-        serp = await asyncio.to_thread(parse_serp, html, page.url)
+        serp = await _load_serp(driver, page, url, settings)
         reads = []
         for result in serp.results[:read_top]:
             try:

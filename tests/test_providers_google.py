@@ -1,0 +1,143 @@
+"""Google search and page reads on a real Chromium, with google.com routed to saved pages."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import parse_qs, quote
+
+import pytest
+
+from browser_core import Deadline, PageBlocked, Settings, SyncDriver, parse_envelope
+from search._types import Request
+from search.providers.google import GoogleProvider, google_search, search_url
+from tests._web import FIXTURES, FakeWeb, Page, fixture_text
+
+CROW = "serp/aql-wayback/2020-12-20_google-crow-names-1608438374"
+CAPTCHA = "serp/zlurad-serp-parser/desktop/recaptcha.html"
+CONSENT = "consent/google-before-you-continue.html"
+
+
+@pytest.fixture
+def web(settings: Settings) -> Iterator[tuple[SyncDriver, FakeWeb]]:
+    fake = FakeWeb()
+    drv = SyncDriver(settings)
+    drv.driver.page_hooks.append(fake.hook)
+
+    async def fresh_profile(page: Any) -> None:
+        await page.context.clear_cookies()  # the session Chrome keeps cookies between tests
+
+    drv.run("clear-cookies", fresh_profile)
+    yield drv, fake
+    drv.call(drv.driver.close_owned_tab(), 10)
+    drv.close()
+    drv.loop.stop()
+
+
+def redirect(location: str) -> Page:
+    """A script redirect. Google answers with HTTP 302 here, but Playwright 1.65 cannot fulfil
+    a 3xx for a navigation in Chromium 156 (the request then fails as if unrouted)."""
+    target = json.dumps(location)
+    return Page(f"<html><head><script>location.replace({target})</script></head></html>")
+
+
+def expected_urls(name: str) -> list[str]:
+    data = json.loads((FIXTURES / f"{name}.expected.json").read_text(encoding="utf-8"))
+    return [r["url"] for r in data["results"]]
+
+
+def current_url(drv: SyncDriver) -> str:
+    async def where(page: Any) -> str:
+        return str(page.url)
+
+    return str(drv.run("where", where))
+
+
+def test_search_shows_the_real_address_and_parses_results_in_order(
+    web: tuple[SyncDriver, FakeWeb], settings: Settings
+) -> None:
+    drv, fake = web
+    fake.add("https://www.google.com/search", Page(fixture_text(f"{CROW}.html.gz")))
+    serp, reads = drv.call(google_search(drv.driver, "crow names", settings), 30)
+    assert [r.url for r in serp.results] == expected_urls(CROW)[: len(serp.results)]
+    assert len(serp.results) >= 5 and reads == []
+    assert current_url(drv) == search_url("crow names", settings)
+    assert current_url(drv).startswith("https://www.google.com/search?q=crow+names&hl=en&gl=us")
+
+
+def test_the_provider_wraps_a_speakable_answer_in_the_envelope(
+    web: tuple[SyncDriver, FakeWeb], settings: Settings
+) -> None:
+    drv, fake = web
+    fake.add("https://www.google.com/search", Page(fixture_text(f"{CROW}.html.gz")))
+    provider = GoogleProvider(drv.driver)
+    result = drv.call(provider.run(Request(action="search", query="crow names"), settings,
+                                   Deadline(20)), 30)
+    envelope = parse_envelope(result.reply_text)
+    assert envelope.header["provider"] == "google"
+    assert "1. " in envelope.body and "wikipedia" in envelope.body.lower()
+    assert [s.url for s in result.sources] == expected_urls(CROW)[: settings.max_results]
+
+
+def test_read_top_reads_the_first_result(
+    web: tuple[SyncDriver, FakeWeb], settings: Settings
+) -> None:
+    drv, fake = web
+    fake.add("https://www.google.com/search", Page(fixture_text(f"{CROW}.html.gz")))
+    first = expected_urls(CROW)[0]
+    fake.add(first, Page("<html><head><title>Crow names</title></head><body><article>"
+                         + "<p>Corvus is a fine name for a clever black bird.</p>" * 10
+                         + "</article></body></html>"))
+    serp, reads = drv.call(google_search(drv.driver, "crow names", settings, read_top=1), 30)
+    assert len(reads) == 1
+    assert reads[0].final_url == first and "Corvus is a fine name" in reads[0].text
+
+
+def test_the_captcha_is_detected_never_solved_and_reported_as_blocked(
+    web: tuple[SyncDriver, FakeWeb], settings: Settings
+) -> None:
+    drv, fake = web
+    fake.add("https://www.google.com/search", redirect("https://www.google.com/sorry/index?continue=x"))
+    fake.add("https://www.google.com/sorry/", Page(fixture_text(CAPTCHA), status=429))
+    serp, _ = drv.call(google_search(drv.driver, "crow names", settings), 30)
+    assert serp.blocked == "captcha" and serp.results == []
+    provider = GoogleProvider(drv.driver)
+    with pytest.raises(PageBlocked) as info:
+        drv.call(provider.run(Request(action="search", query="crow names"), settings,
+                              Deadline(20)), 30)
+    assert info.value.kind == "captcha"
+    assert not any("recaptcha/api" in url and "POST" in url for url in fake.seen)
+
+
+@pytest.mark.parametrize(("choice", "set_eom"), [("reject", "true"), ("accept", "false")])
+def test_the_consent_wall_is_answered_and_the_search_continues(
+    web: tuple[SyncDriver, FakeWeb], settings: Settings, choice: str, set_eom: str
+) -> None:
+    drv, fake = web
+    settings = settings.model_copy(update={"google_consent": choice})
+    target = search_url("crow names", settings)
+    answered: list[str] = []
+
+    def search(request: Any) -> Page:
+        if "SOCS=" in (request.headers.get("cookie") or ""):
+            return Page(fixture_text(f"{CROW}.html.gz"))
+        return redirect("https://consent.google.com/ml?continue=" + quote(target, safe=""))
+
+    def save(request: Any) -> Page:
+        form = parse_qs(request.post_data or "")
+        answered.append(form["set_eom"][0])
+        page = redirect(form["continue"][0] if "continue" in form else target)
+        page.headers["Set-Cookie"] = "SOCS=CAE; Domain=.google.com; Path=/; Secure; SameSite=Lax"
+        return page
+
+    fake.add("https://www.google.com/search", search)
+    fake.add("https://consent.google.com/ml", Page(fixture_text(CONSENT)))
+    fake.add("https://consent.google.com/save", save)
+    serp, _ = drv.call(google_search(drv.driver, "crow names", settings), 30)
+    assert answered == [set_eom]
+    assert serp.blocked is None
+    assert [r.url for r in serp.results][:3] == expected_urls(CROW)[:3]
+    # The choice persists (a cookie in the dedicated profile): no wall the second time.
+    drv.call(google_search(drv.driver, "crow names", settings), 30)
+    assert answered == [set_eom]
