@@ -231,7 +231,8 @@ OUTLINE_JS = """(el, args) => {
   if (label) {
     const tag = document.createElement('span');
     tag.textContent = label;
-    Object.assign(tag.style, {position: 'absolute', left: '0', top: '-22px', padding: '1px 6px',
+    Object.assign(tag.style, {position: 'absolute', left: '0', top: r.top < 24 ? '2px' : '-22px',
+      padding: '1px 6px',
       background: '#e91e63', color: '#fff', font: '12px sans-serif', borderRadius: '3px'});
     box.appendChild(tag);
   }
@@ -259,8 +260,9 @@ _WATCH_INPUT_JS = (
 )
 
 
-async def highlight(page: Page, selector: str, label: str = "", *, limit: int = 1,
-                    ms: int = 1500) -> int:
+async def highlight(
+    page: Page, selector: str, label: str = "", *, limit: int = 1, ms: int = 1500
+) -> int:
     """Outline up to `limit` elements matching `selector` on screen; return how many."""
     shown = 0
     locator = page.locator(selector)
@@ -284,7 +286,7 @@ async def highlight_inputs(page: Page) -> None:
     def on_console(message: Any) -> None:
         text = str(message.text)
         if text.startswith("[sb-acted] "):
-            log.info("debug.acted_on", what=text[len("[sb-acted] "):][:200], url=page.url[:200])
+            log.info("debug.acted_on", what=text[len("[sb-acted] ") :][:200], url=page.url[:200])
 
     page.on("console", on_console)
 

@@ -55,8 +55,13 @@ from search._cli_dev import (
     write_expected,
 )
 
-_TYPES = {".html": "text/html; charset=utf-8", ".htm": "text/html; charset=utf-8",
-          ".webm": "video/webm", ".mp4": "video/mp4", ".json": "application/json"}
+_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".htm": "text/html; charset=utf-8",
+    ".webm": "video/webm",
+    ".mp4": "video/mp4",
+    ".json": "application/json",
+}
 _ENV_PREFIXES = ("STREAM_BROWSER", "CDP_", "GEMINI_", "GOOGLE_", "SB_")
 
 
@@ -89,9 +94,11 @@ def provenance(page: Path) -> str:
         for line in manifest.read_text(encoding="utf-8").splitlines():
             item = json.loads(line)
             if item.get("file") == relative:
-                return (f"saved page {relative} from {item['repo']}@{item['commit'][:12]} "
-                        f"`{item['path']}` ({item['license']}; captured {item['captured']}); "
-                        f"{item.get('contents', '')[:200]}")
+                return (
+                    f"saved page {relative} from {item['repo']}@{item['commit'][:12]} "
+                    f"`{item['path']}` ({item['license']}; captured {item['captured']}); "
+                    f"{item.get('contents', '')[:200]}"
+                )
     return f"saved page {page.name}"
 
 
@@ -99,12 +106,16 @@ def describe_source(args: argparse.Namespace) -> str:
     """The README's provenance line: the page's origin and how it was served."""
     text = args.source or provenance(Path(args.page))
     if args.url:
-        text += (f". Served at {args.url} (HTTP {args.status}), reached by a redirect from the "
-                 "action's URL; that hop's HAR entry was written by scripts/make_recording.py")
+        text += (
+            f". Served at {args.url} (HTTP {args.status}), reached by a redirect from the "
+            "action's URL; that hop's HAR entry was written by scripts/make_recording.py"
+        )
     if args.watch_page:
-        text += (f". The watch page is the local stand-in {args.watch_page}"
-                 + (f" playing {args.video}" if args.video else "")
-                 + ", served at the first video's real watch URL")
+        text += (
+            f". The watch page is the local stand-in {args.watch_page}"
+            + (f" playing {args.video}" if args.video else "")
+            + ", served at the first video's real watch URL"
+        )
     return text + ". Made offline with scripts/make_recording.py."
 
 
@@ -151,8 +162,9 @@ def build_routes(args: argparse.Namespace, settings: Settings) -> dict[str, Repl
         routes[watch_url] = Reply(html.encode())
         if args.video:
             video = Path(args.video)
-            routes[urljoin(watch_url, "/" + video.name)] = Reply(video.read_bytes(), 200,
-                                                                 content_type(video))
+            routes[urljoin(watch_url, "/" + video.name)] = Reply(
+                video.read_bytes(), 200, content_type(video)
+            )
     for url, path in args.extra or []:
         routes[url] = Reply(read_saved(Path(path)), 200, content_type(Path(path)))
     return routes
@@ -166,8 +178,11 @@ def serve_hook(routes: dict[str, Reply]) -> Any:
         if reply is None:
             await route.abort()
             return
-        await route.fulfill(status=reply.status, body=reply.body,
-                            headers={"content-type": reply.content_type, **reply.headers})
+        await route.fulfill(
+            status=reply.status,
+            body=reply.body,
+            headers={"content-type": reply.content_type, **reply.headers},
+        )
 
     async def hook(page: Page) -> None:
         await page.route("**/*", on_route)
@@ -185,8 +200,9 @@ async def record(args: argparse.Namespace, settings: Settings, folder: Path) -> 
     driver = Driver(settings, page_hooks=(serve_hook(routes), recorder.hook))
     try:
         try:
-            payload = (await run_action(driver, args.action, args.arg, settings,
-                                        read_top=args.read_top)).payload
+            payload = (
+                await run_action(driver, args.action, args.arg, settings, read_top=args.read_top)
+            ).payload
         except StreamBrowserError as exc:
             payload = error_payload(exc)
         await recorder.stop()
@@ -207,21 +223,36 @@ def add_entry(har: Path, url: str, reply: Reply) -> None:
     """
     data = json.loads(har.read_text(encoding="utf-8"))
     text = reply.body.decode("utf-8", "replace")
-    data["log"]["entries"].append({
-        "startedDateTime": "1970-01-01T00:00:00.000Z", "time": 0,
-        "request": {"method": "GET", "url": url, "httpVersion": "HTTP/1.1", "cookies": [],
-                    "headers": [], "queryString": [{"name": k, "value": v}
-                                                   for k, v in parse_qsl(urlsplit(url).query)],
-                    "headersSize": -1, "bodySize": -1},
-        "response": {"status": reply.status, "statusText": "", "httpVersion": "HTTP/1.1",
-                     "cookies": [], "headers": [{"name": "content-type",
-                                                 "value": reply.content_type}],
-                     "content": {"size": len(reply.body), "mimeType": reply.content_type,
-                                 "text": text},
-                     "headersSize": -1, "bodySize": -1, "redirectURL": ""},
-        "cache": {}, "timings": {"send": -1, "wait": -1, "receive": 0},
-        "_resourceType": "document",
-    })
+    data["log"]["entries"].append(
+        {
+            "startedDateTime": "1970-01-01T00:00:00.000Z",
+            "time": 0,
+            "request": {
+                "method": "GET",
+                "url": url,
+                "httpVersion": "HTTP/1.1",
+                "cookies": [],
+                "headers": [],
+                "queryString": [{"name": k, "value": v} for k, v in parse_qsl(urlsplit(url).query)],
+                "headersSize": -1,
+                "bodySize": -1,
+            },
+            "response": {
+                "status": reply.status,
+                "statusText": "",
+                "httpVersion": "HTTP/1.1",
+                "cookies": [],
+                "headers": [{"name": "content-type", "value": reply.content_type}],
+                "content": {"size": len(reply.body), "mimeType": reply.content_type, "text": text},
+                "headersSize": -1,
+                "bodySize": -1,
+                "redirectURL": "",
+            },
+            "cache": {},
+            "timings": {"send": -1, "wait": -1, "receive": 0},
+            "_resourceType": "document",
+        }
+    )
     har.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
 
 
@@ -241,8 +272,9 @@ def scratch_settings(port: int, state_dir: str, options: dict[str, Any]) -> Sett
         if name.startswith(_ENV_PREFIXES):
             del os.environ[name]
     pinned = {k: v for k, v in options.items() if k in CASE_SETTINGS}
-    return build_settings(cdp_port=port, state_dir=state_dir, allow_hosts=("127.0.0.1",),
-                          settle_ms=500, cache_ttl_s=0).model_copy(update=pinned)
+    return build_settings(
+        cdp_port=port, state_dir=state_dir, allow_hosts=("127.0.0.1",), settle_ms=500, cache_ttl_s=0
+    ).model_copy(update=pinned)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -275,29 +307,45 @@ def report(case: Any, live: dict[str, Any], replayed: dict[str, Any]) -> int:
     print(f"{case.name}: session.har {size} KB, expected.json written from the replay")
     differences = compare(case.action, live, replayed) if live else []
     if differences:
-        print("warning: the replay differs from the recording run:\n" + "\n".join(differences),
-              file=sys.stderr)
+        print(
+            "warning: the replay differs from the recording run:\n" + "\n".join(differences),
+            file=sys.stderr,
+        )
         return 1
     return 0
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter,
-                                epilog="\n".join(__doc__.splitlines()[1:]))
+    p = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="\n".join(__doc__.splitlines()[1:]),
+    )
     p.add_argument("name", help="the folder name under tests/recordings/")
     p.add_argument("action", choices=ACTIONS)
     p.add_argument("arg", help="the query, URL or video, as a user would give it")
     p.add_argument("--page", required=True, help="the saved page (.html or .html.gz)")
-    p.add_argument("--url", help="the page's real URL when it is not the action's own URL "
-                   "(the action's URL then redirects there, as Google does to /sorry/)")
+    p.add_argument(
+        "--url",
+        help="the page's real URL when it is not the action's own URL "
+        "(the action's URL then redirects there, as Google does to /sorry/)",
+    )
     p.add_argument("--status", type=int, default=200, help="HTTP status of the saved page")
     p.add_argument("--watch-page", help="play: a watch page served for the first video found")
     p.add_argument("--video", help="play: the video file the watch page plays")
-    p.add_argument("--extra", nargs=2, action="append", metavar=("URL", "FILE"),
-                   help="serve another saved file at URL (repeatable)")
-    p.add_argument("--option", action="append", metavar="KEY=VALUE",
-                   help=f"pin a setting or option: {', '.join(CASE_SETTINGS + ACTION_OPTIONS)}")
+    p.add_argument(
+        "--extra",
+        nargs=2,
+        action="append",
+        metavar=("URL", "FILE"),
+        help="serve another saved file at URL (repeatable)",
+    )
+    p.add_argument(
+        "--option",
+        action="append",
+        metavar="KEY=VALUE",
+        help=f"pin a setting or option: {', '.join(CASE_SETTINGS + ACTION_OPTIONS)}",
+    )
     p.add_argument("--read-top", type=int, default=0, help="search: also read the top N")
     p.add_argument("--source", help="provenance text (default: from the fixtures manifest)")
     p.add_argument("--dir", default=str(RECORDINGS_DIR), help="recordings folder")

@@ -47,8 +47,9 @@ def scratch_settings(port: int, state_dir: str) -> Settings:
     for name in list(os.environ):
         if name.startswith(_ENV_PREFIXES):
             del os.environ[name]
-    return build_settings(cdp_port=port, state_dir=state_dir, allow_hosts=("127.0.0.1",),
-                          settle_ms=500, cache_ttl_s=0)
+    return build_settings(
+        cdp_port=port, state_dir=state_dir, allow_hosts=("127.0.0.1",), settle_ms=500, cache_ttl_s=0
+    )
 
 
 def selected(root: Path, names: list[str]) -> list[Path]:
@@ -58,8 +59,10 @@ def selected(root: Path, names: list[str]) -> list[Path]:
     known = {p.name: p for p in folders}
     missing = [n for n in names if n not in known]
     if missing:
-        raise SystemExit(f"no recording named {', '.join(missing)} in {root} "
-                         f"(known: {', '.join(known) or 'none'})")
+        raise SystemExit(
+            f"no recording named {', '.join(missing)} in {root} "
+            f"(known: {', '.join(known) or 'none'})"
+        )
     return [known[n] for n in names]
 
 
@@ -94,19 +97,26 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             stop_pid(chrome.pid)
     verb = "differ from" if args.check else "rewritten from"
-    print(f"{len(folders)} recordings, {counts['stale']} expected.json {verb} the replay, "
-          f"{counts['broken']} broken")
+    print(
+        f"{len(folders)} recordings, {counts['stale']} expected.json {verb} the replay, "
+        f"{counts['broken']} broken"
+    )
     return 1 if counts["broken"] or (args.check and counts["stale"]) else 0
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter,
-                                epilog="\n".join(__doc__.splitlines()[1:]))
+    p = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="\n".join(__doc__.splitlines()[1:]),
+    )
     p.add_argument("names", nargs="*", help="recordings to update (default: all)")
     p.add_argument("--dir", default=str(RECORDINGS_DIR), help="recordings folder")
-    p.add_argument("--check", action="store_true",
-                   help="do not write; exit 1 when an expected.json differs from its replay")
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="do not write; exit 1 when an expected.json differs from its replay",
+    )
     return p
 
 

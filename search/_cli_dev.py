@@ -52,8 +52,14 @@ log = structlog.get_logger("search.cli_dev")
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 ACTIONS = ("search", "read", "play")
 # Settings a recording pins (so the replayed URL is the recorded one), and action options.
-CASE_SETTINGS = ("google_hl", "google_gl", "google_udm14", "google_consent", "read_max_chars",
-                 "max_results")
+CASE_SETTINGS = (
+    "google_hl",
+    "google_gl",
+    "google_udm14",
+    "google_consent",
+    "read_max_chars",
+    "max_results",
+)
 ACTION_OPTIONS = ("read_top",)
 TEXT_OVERLAP_MIN = 0.8
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
@@ -77,17 +83,22 @@ class ActionOutcome:
     ok: bool
 
 
-async def run_action(driver: Driver, action: str, arg: str, settings: Settings, *,
-                     read_top: int = 0) -> ActionOutcome:
+async def run_action(
+    driver: Driver, action: str, arg: str, settings: Settings, *, read_top: int = 0
+) -> ActionOutcome:
     """Run `search`, `read` or `play` on the driver's owned tab; errors propagate."""
     if action == "search":
         from search.providers.google import google_search, render_serp
 
         serp, reads = await google_search(driver, arg, settings, read_top=read_top)
-        payload = {"query": arg, **serp.model_dump(mode="json"),
-                   "reads": [r.model_dump(mode="json") for r in reads]}
-        return ActionOutcome(payload, render_serp(serp, reads, settings.max_results),
-                             not serp.blocked)
+        payload = {
+            "query": arg,
+            **serp.model_dump(mode="json"),
+            "reads": [r.model_dump(mode="json") for r in reads],
+        }
+        return ActionOutcome(
+            payload, render_serp(serp, reads, settings.max_results), not serp.blocked
+        )
     if action == "read":
         from search.providers.read import describe, read_page
 
@@ -182,25 +193,32 @@ def case_options(settings: Settings, action: str, read_top: int = 0) -> dict[str
     """The options a new recording pins: Google language and region, and `read_top`."""
     options: dict[str, Any] = {}
     if action in ("search", "play"):
-        options |= {"google_hl": settings.google_hl, "google_gl": settings.google_gl,
-                    "google_udm14": settings.google_udm14}
+        options |= {
+            "google_hl": settings.google_hl,
+            "google_gl": settings.google_gl,
+            "google_udm14": settings.google_udm14,
+        }
     if read_top:
         options["read_top"] = read_top
     return options
 
 
-def write_case(folder: Path, action: str, arg: str, options: dict[str, Any],
-               provenance: str) -> Case:
+def write_case(
+    folder: Path, action: str, arg: str, options: dict[str, Any], provenance: str
+) -> Case:
     """Write action.json and README.md (the HAR is written by the recorder)."""
     folder.mkdir(parents=True, exist_ok=True)
     spec = {"action": action, "arg": arg, "options": options}
-    (folder / "action.json").write_text(json.dumps(spec, ensure_ascii=False, indent=2) + "\n",
-                                        encoding="utf-8")
+    (folder / "action.json").write_text(
+        json.dumps(spec, ensure_ascii=False, indent=2) + "\n", encoding="utf-8"
+    )
     pinned = ", ".join(f"{k}={v}" for k, v in options.items()) or "defaults"
-    readme = (f"# {folder.name}\n\n`{action}` {json.dumps(arg, ensure_ascii=False)} ({pinned})\n\n"
-              f"Provenance: {provenance}\n\nFiles: `session.har` (the network, scrubbed), "
-              "`action.json`, `expected.json` (the action's `--json` output when replayed).\n"
-              "Refresh `expected.json` with `make update-recordings`; see docs/debugging.md.\n")
+    readme = (
+        f"# {folder.name}\n\n`{action}` {json.dumps(arg, ensure_ascii=False)} ({pinned})\n\n"
+        f"Provenance: {provenance}\n\nFiles: `session.har` (the network, scrubbed), "
+        "`action.json`, `expected.json` (the action's `--json` output when replayed).\n"
+        "Refresh `expected.json` with `make update-recordings`; see docs/debugging.md.\n"
+    )
     (folder / "README.md").write_text(readme, encoding="utf-8")
     return Case(folder, action, arg, options)
 
@@ -210,9 +228,14 @@ def write_expected(case: Case, payload: dict[str, Any]) -> None:
     case.expected_path.write_text(text, encoding="utf-8")
 
 
-async def run_case(case: Case, base: Settings, *, trace_path: Path | None = None,
-                   keep_trace: Callable[[dict[str, Any]], bool] | None = None,
-                   close_tab: bool = False) -> dict[str, Any]:
+async def run_case(
+    case: Case,
+    base: Settings,
+    *,
+    trace_path: Path | None = None,
+    keep_trace: Callable[[dict[str, Any]], bool] | None = None,
+    close_tab: bool = False,
+) -> dict[str, Any]:
     """Replay `case` through the real browser path; its payload (or its error payload).
 
     With `trace_path` a Playwright trace is recorded and kept when `keep_trace(payload)` says
@@ -225,8 +248,9 @@ async def run_case(case: Case, base: Settings, *, trace_path: Path | None = None
     payload: dict[str, Any] = {}
     try:
         try:
-            payload = (await run_action(driver, case.action, case.arg, settings,
-                                        read_top=case.read_top)).payload
+            payload = (
+                await run_action(driver, case.action, case.arg, settings, read_top=case.read_top)
+            ).payload
         except StreamBrowserError as exc:
             payload = error_payload(exc)
         if recorder is not None:
@@ -252,8 +276,9 @@ def stable_view(action: str, payload: dict[str, Any]) -> dict[str, Any]:
     if action == "search":
         return {
             "blocked": payload.get("blocked"),
-            "results": [{k: r.get(k) for k in ("rank", "title", "url")}
-                        for r in payload.get("results", [])],
+            "results": [
+                {k: r.get(k) for k in ("rank", "title", "url")} for r in payload.get("results", [])
+            ],
             "reads": [_stable_read(r) for r in payload.get("reads", [])],
         }
     if action == "read":
@@ -276,8 +301,12 @@ def text_overlap(a: str, b: str) -> float:
     return 1.0 if longest == 0 else sum((left & right).values()) / longest
 
 
-def compare(action: str, expected: dict[str, Any], actual: dict[str, Any],
-            threshold: float = TEXT_OVERLAP_MIN) -> list[str]:
+def compare(
+    action: str,
+    expected: dict[str, Any],
+    actual: dict[str, Any],
+    threshold: float = TEXT_OVERLAP_MIN,
+) -> list[str]:
     """Readable differences between two outputs of the same case; empty when they agree."""
     problems: list[str] = []
     want, got = stable_view(action, expected), stable_view(action, actual)
@@ -285,15 +314,22 @@ def compare(action: str, expected: dict[str, Any], actual: dict[str, Any],
         diff = difflib.unified_diff(
             json.dumps(want, ensure_ascii=False, indent=1).splitlines(),
             json.dumps(got, ensure_ascii=False, indent=1).splitlines(),
-            "expected.json", "replayed", lineterm="", n=2)
+            "expected.json",
+            "replayed",
+            lineterm="",
+            n=2,
+        )
         problems.append("stable fields differ:\n" + "\n".join(diff))
-    for index, (old, new) in enumerate(zip(_texts(action, expected), _texts(action, actual),
-                                           strict=False)):
+    for index, (old, new) in enumerate(
+        zip(_texts(action, expected), _texts(action, actual), strict=False)
+    ):
         overlap = text_overlap(old, new)
         if overlap < threshold:
-            problems.append(f"text {index}: word overlap {overlap:.2f} < {threshold:.2f} "
-                            f"(expected {len(old.split())} words, got {len(new.split())}; "
-                            f"got starts {new[:120]!r})")
+            problems.append(
+                f"text {index}: word overlap {overlap:.2f} < {threshold:.2f} "
+                f"(expected {len(old.split())} words, got {len(new.split())}; "
+                f"got starts {new[:120]!r})"
+            )
     return problems
 
 
@@ -306,8 +342,11 @@ def summarize_change(action: str, old: dict[str, Any], new: dict[str, Any]) -> s
     if not problems:
         return "unchanged" if old == new else "unstable fields only"
     a, b = stable_view(action, old), stable_view(action, new)
-    parts = [f"{key}: {_change(a.get(key), b.get(key))}"
-             for key in sorted(set(a) | set(b)) if a.get(key) != b.get(key)]
+    parts = [
+        f"{key}: {_change(a.get(key), b.get(key))}"
+        for key in sorted(set(a) | set(b))
+        if a.get(key) != b.get(key)
+    ]
     if any(p.startswith("text") for p in problems):
         parts.append("text changed")
     return "changed (" + "; ".join(parts) + ")"
@@ -342,17 +381,25 @@ def ensure_chrome(settings: Settings, *, headless: bool) -> ChromeProcess | None
         if "Headless" in agent:
             print("  this Chrome is headless: there is nothing to watch; the trace shows it all")
         return None
-    proc = launch_chrome(port=settings.cdp_port, user_data_dir=settings.chrome_user_data_dir,
-                         binary=settings.chrome_binary, headless=headless,
-                         window=settings.window)
+    proc = launch_chrome(
+        port=settings.cdp_port,
+        user_data_dir=settings.chrome_user_data_dir,
+        binary=settings.chrome_binary,
+        headless=headless,
+        window=settings.window,
+    )
     save_state(settings.state_dir, proc)
-    print(f"started a local Chrome: pid {proc.pid}, CDP {proc.endpoint}"
-          + (" (headless)" if headless else ""))
+    print(
+        f"started a local Chrome: pid {proc.pid}, CDP {proc.endpoint}"
+        + (" (headless)" if headless else "")
+    )
     if proc.display and not os.environ.get("DISPLAY"):
-        print(f"  it is on the virtual display {proc.display} (Xvfb). Watch it with VNC:\n"
-              f"    x11vnc -display {proc.display} -localhost -nopw -forever &\n"
-              "    then point a VNC viewer at localhost:5900 "
-              "(from another machine: ssh -L 5900:localhost:5900 THIS_HOST)")
+        print(
+            f"  it is on the virtual display {proc.display} (Xvfb). Watch it with VNC:\n"
+            f"    x11vnc -display {proc.display} -localhost -nopw -forever &\n"
+            "    then point a VNC viewer at localhost:5900 "
+            "(from another machine: ssh -L 5900:localhost:5900 THIS_HOST)"
+        )
     elif proc.display:
         print(f"  it is on your display {proc.display}")
     print(f"  it keeps running; stop it with: stream-browser chrome --stop --port {proc.port}")
@@ -360,46 +407,63 @@ def ensure_chrome(settings: Settings, *, headless: bool) -> ChromeProcess | None
 
 
 def _show_trace_lines(path: Path) -> str:
-    return (f"trace: {path}\n"
-            f"view it with: playwright show-trace {path}\n"
-            f"  (no Playwright browser installed? `playwright show-trace --port 9323 {path}` "
-            "serves it for any browser, or drop the file on https://trace.playwright.dev)")
+    return (
+        f"trace: {path}\n"
+        f"view it with: playwright show-trace {path}\n"
+        f"  (no Playwright browser installed? `playwright show-trace --port 9323 {path}` "
+        "serves it for any browser, or drop the file on https://trace.playwright.dev)"
+    )
 
 
 # -- debug -------------------------------------------------------------------------------------
 
 
 def register(sub: Any) -> None:
+    """Add `debug` and `record` to the `stream-browser` subcommands."""
     debug = sub.add_parser("debug", help="watch an action in a visible Chrome, with a trace")
-    debug.add_argument("action", choices=ACTIONS)
-    debug.add_argument("arg", metavar="ARG", help="the query, URL or video")
-    debug.add_argument("--slowmo", type=int, default=500, metavar="MS",
-                       help="hold each page this long before the next navigation (default 500)")
-    debug.add_argument("--pause", action="store_true",
-                       help="pause when done (Playwright Inspector, or Enter in the terminal)")
+    _common(debug)
+    debug.add_argument(
+        "--slowmo",
+        type=int,
+        default=500,
+        metavar="MS",
+        help="hold each page this long before the next navigation (default 500)",
+    )
+    debug.add_argument(
+        "--pause",
+        action="store_true",
+        help="pause when done (Playwright Inspector, or Enter in the terminal)",
+    )
     debug.add_argument("--trace", metavar="PATH", help="trace file (default test-results/debug/)")
-    debug.add_argument("--replay", metavar="NAME_OR_HAR",
-                       help="serve the network from a recording (offline)")
-    debug.add_argument("--headless", action="store_true",
-                       help="when a local Chrome has to be started, start it headless")
-    debug.add_argument("--read-top", type=int, default=0, metavar="N",
-                       help="search: also read the top N results")
+    debug.add_argument(
+        "--replay", metavar="NAME_OR_HAR", help="serve the network from a recording (offline)"
+    )
     debug.set_defaults(func=cmd_debug)
 
     record = sub.add_parser("record", help="record a live session as tests/recordings/NAME")
-    record.add_argument("action", choices=ACTIONS)
-    record.add_argument("arg", metavar="ARG", help="the query, URL or video")
+    _common(record)
     record.add_argument("--name", required=True, help="folder name: lower case, digits, - and _")
     record.add_argument("--dir", default=str(RECORDINGS_DIR), help="where recordings live")
-    record.add_argument("--read-top", type=int, default=0, metavar="N",
-                        help="search: also read the top N results")
-    record.add_argument("--full", action="store_true",
-                        help="keep every response (scripts, images); default: documents, "
-                        "media, xhr and fetch only")
+    record.add_argument(
+        "--full",
+        action="store_true",
+        help="keep every response (scripts, images); default: documents, media, xhr and fetch only",
+    )
     record.add_argument("--force", action="store_true", help="replace an existing recording")
-    record.add_argument("--headless", action="store_true",
-                        help="when a local Chrome has to be started, start it headless")
     record.set_defaults(func=cmd_record)
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("action", choices=ACTIONS)
+    parser.add_argument("arg", metavar="ARG", help="the query, URL or video")
+    parser.add_argument(
+        "--read-top", type=int, default=0, metavar="N", help="search: also read the top N results"
+    )
+    parser.add_argument(
+        "--headless",
+        action="store_true",
+        help="when a local Chrome has to be started, start it headless",
+    )
 
 
 def _debug_hooks(args: argparse.Namespace, recorder: SessionRecorder) -> tuple[Any, ...]:
@@ -428,8 +492,10 @@ def _inspector_possible() -> str | None:
     browsers = Path(os.environ.get("PLAYWRIGHT_BROWSERS_PATH") or "~/.cache/ms-playwright")
     if any(browsers.expanduser().glob("chromium-*")) or shutil.which("google-chrome"):
         return None
-    return ("it needs a Playwright Chromium or Google Chrome for its own window, and only "
-            "Debian's chromium is installed")
+    return (
+        "it needs a Playwright Chromium or Google Chrome for its own window, and only "
+        "Debian's chromium is installed"
+    )
 
 
 async def _pause(driver: Driver, settings: Settings) -> None:
@@ -438,30 +504,40 @@ async def _pause(driver: Driver, settings: Settings) -> None:
         print("paused in the Playwright Inspector: press Resume (F8) there to finish")
         await driver.run("debug.pause", lambda page: page.pause(), timeout=24 * 3600)
         return
-    print(f"the Playwright Inspector cannot open: {reason}.\n"
-          f"  The tab stays as it is: look at it in the Chrome window, or open DevTools on it\n"
-          f"  from another Chrome via chrome://inspect (target {settings.cdp_endpoint}).")
+    print(
+        f"the Playwright Inspector cannot open: {reason}.\n"
+        f"  The tab stays as it is: look at it in the Chrome window, or open DevTools on it\n"
+        f"  from another Chrome via chrome://inspect (target {settings.cdp_endpoint})."
+    )
     if not sys.stdin.isatty():
         print("  no terminal to resume from: not pausing")
         return
     await asyncio.to_thread(input, "  press Enter to finish ")
 
 
-async def _debug_session(args: argparse.Namespace, settings: Settings, driver: Driver,
-                         recorder: SessionRecorder) -> tuple[ActionOutcome | None, Path | None]:
+async def _debug_session(
+    args: argparse.Namespace, settings: Settings, driver: Driver, recorder: SessionRecorder
+) -> tuple[ActionOutcome | None, Path | None]:
     started = time.monotonic()
     outcome: ActionOutcome | None = None
     try:
-        outcome = await run_action(driver, args.action, args.arg, settings,
-                                   read_top=args.read_top)
-        log.info("debug.action_done", action=args.action, ok=outcome.ok,
-                 elapsed_ms=int((time.monotonic() - started) * 1000))
+        outcome = await run_action(driver, args.action, args.arg, settings, read_top=args.read_top)
+        log.info(
+            "debug.action_done",
+            action=args.action,
+            ok=outcome.ok,
+            elapsed_ms=int((time.monotonic() - started) * 1000),
+        )
         await _mark_result(driver, args.action, args.slowmo)
         if args.pause:
             await _pause(driver, settings)
     except StreamBrowserError as exc:
-        log.warning("debug.action_failed", failure_kind=exc.kind, error=str(exc)[:300],
-                    elapsed_ms=int((time.monotonic() - started) * 1000))
+        log.warning(
+            "debug.action_failed",
+            failure_kind=exc.kind,
+            error=str(exc)[:300],
+            elapsed_ms=int((time.monotonic() - started) * 1000),
+        )
         print(f"stream-browser: {exc.kind}: {exc}", file=sys.stderr)
     finally:
         trace = await _stop_quietly(recorder)
@@ -473,8 +549,11 @@ async def _stop_quietly(recorder: SessionRecorder) -> Path | None:
     try:
         return await recorder.stop()
     except (PlaywrightError, OSError) as exc:  # a lost trace must not hide the result
-        log.warning("debug.trace_lost", error=str(exc)[:300],
-                    hint="the connection to Chrome was lost before the trace was written")
+        log.warning(
+            "debug.trace_lost",
+            error=str(exc)[:300],
+            hint="the connection to Chrome was lost before the trace was written",
+        )
         return None
 
 
@@ -505,13 +584,15 @@ def cmd_debug(args: argparse.Namespace, app: Any) -> int:
 # -- record ------------------------------------------------------------------------------------
 
 
-async def _record_live(args: argparse.Namespace, settings: Settings,
-                       recorder: SessionRecorder) -> dict[str, Any]:
+async def _record_live(
+    args: argparse.Namespace, settings: Settings, recorder: SessionRecorder
+) -> dict[str, Any]:
     driver = Driver(settings, page_hooks=(recorder.hook, step_timer()))
     try:
         try:
-            outcome = await run_action(driver, args.action, args.arg, settings,
-                                       read_top=args.read_top)
+            outcome = await run_action(
+                driver, args.action, args.arg, settings, read_top=args.read_top
+            )
             payload = outcome.payload
         except StreamBrowserError as exc:
             payload = error_payload(exc)
@@ -529,8 +610,9 @@ def _record_target(args: argparse.Namespace) -> Path:
         )
     folder = Path(args.dir).expanduser() / args.name
     if folder.exists() and not args.force:
-        raise StreamBrowserError(f"{folder} already exists",
-                                 hint="pick another --name, or pass --force to replace it")
+        raise StreamBrowserError(
+            f"{folder} already exists", hint="pick another --name, or pass --force to replace it"
+        )
     if folder.exists():
         shutil.rmtree(folder)
     return folder
@@ -549,35 +631,46 @@ def cmd_record(args: argparse.Namespace, app: Any) -> int:
         print(f"stream-browser: {exc.kind}: {exc}", file=sys.stderr)
         return EXIT_FAILED
     trace_path = (Path("test-results/recordings") / args.name / "trace.zip").resolve()
-    recorder = SessionRecorder(trace_path=trace_path, har_path=folder / "session.har",
-                               title=f"record {args.name}", slim=not args.full)
+    recorder = SessionRecorder(
+        trace_path=trace_path,
+        har_path=folder / "session.har",
+        title=f"record {args.name}",
+        slim=not args.full,
+    )
     live = asyncio.run(_record_live(args, settings, recorder))
     if not recorder.har_path or not recorder.har_path.is_file():
-        print(f"stream-browser: nothing was recorded ({json.dumps(live)[:300]})",
-              file=sys.stderr)
+        print(f"stream-browser: nothing was recorded ({json.dumps(live)[:300]})", file=sys.stderr)
         return EXIT_FAILED
     stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    case = write_case(folder, args.action, args.arg,
-                      case_options(settings, args.action, args.read_top),
-                      f"recorded live with `stream-browser record` on {stamp} "
-                      f"({len(recorder.urls)} requests seen, scrubbed)")
+    case = write_case(
+        folder,
+        args.action,
+        args.arg,
+        case_options(settings, args.action, args.read_top),
+        f"recorded live with `stream-browser record` on {stamp} "
+        f"({len(recorder.urls)} requests seen, scrubbed)",
+    )
     replayed = asyncio.run(run_case(case, settings))
     write_expected(case, replayed)
     return _report_record(case, live, replayed, trace_path)
 
 
-def _report_record(case: Case, live: dict[str, Any], replayed: dict[str, Any],
-                   trace_path: Path) -> int:
+def _report_record(
+    case: Case, live: dict[str, Any], replayed: dict[str, Any], trace_path: Path
+) -> int:
     size_kb = case.har.stat().st_size // 1024 if case.har.is_file() else 0
     print(f"recorded {case.name}: {case.path} (session.har {size_kb} KB)")
     print(_show_trace_lines(trace_path))
     print("  (the trace is not scrubbed: it stays out of tests/recordings/)")
     differences = compare(case.action, live, replayed)
     if differences:
-        print("warning: the replay does not reproduce the live run:\n  "
-              + "\n  ".join(differences), file=sys.stderr)
+        print(
+            "warning: the replay does not reproduce the live run:\n  " + "\n  ".join(differences),
+            file=sys.stderr,
+        )
         return EXIT_FAILED
-    print(f"the replay reproduces the live run; test it with: "
-          f"pytest tests/test_recordings.py -k {case.name}")
+    print(
+        f"the replay reproduces the live run; test it with: "
+        f"pytest tests/test_recordings.py -k {case.name}"
+    )
     return EXIT_OK
-

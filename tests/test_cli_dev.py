@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
+import urllib.request
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +21,7 @@ from typing import Any
 import pytest
 import structlog
 
-from browser_core import Driver, Settings, stop_pid
+from browser_core import Settings, stop_pid
 from browser_core._chrome import load_state
 from browser_core._recording import scrub_har_data
 from search import _cli_dev
@@ -58,17 +60,15 @@ def _default_logging() -> Iterator[None]:
 
 @pytest.fixture
 def dev_settings(settings: Settings) -> Iterator[Settings]:
-    """The session Chromium; the tab the commands open is closed afterwards."""
+    """The session Chromium; the tab the commands open (remembered in the state dir) is
+    closed afterwards through the DevTools HTTP endpoint."""
     yield settings
-    structlog.reset_defaults()  # before anything logs again (the test's stderr is closed)
-
-    async def close_tab() -> None:
-        driver = Driver(settings)
-        await driver.run("cleanup", lambda page: asyncio.sleep(0))
-        await driver.close_owned_tab()
-        await driver.close()
-
-    asyncio.run(close_tab())
+    for state in Path(settings.state_dir).glob("owned-tab-*.json"):
+        target = json.loads(state.read_text(encoding="utf-8")).get("target_id")
+        if target:
+            url = f"{settings.cdp_endpoint}/json/close/{target}"
+            with contextlib.suppress(OSError), urllib.request.urlopen(url, timeout=5):
+                pass
 
 
 def run_cli(settings: Settings, *argv: str) -> int:
@@ -82,7 +82,9 @@ def run_cli(settings: Settings, *argv: str) -> int:
 
 
 def test_debug_writes_a_trace_and_prints_the_show_trace_command(
-    dev_settings: Settings, http: LocalServer, tmp_path: Path,
+    dev_settings: Settings,
+    http: LocalServer,
+    tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     url = http.route("/article", Reply(ARTICLE))
@@ -103,8 +105,18 @@ def test_debug_replays_a_recording_offline(
     dev_settings: Settings, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     trace = tmp_path / "search.zip"
-    code = run_cli(dev_settings, "debug", "search", "crow names", "--replay",
-                   "google-crow-names-en", "--trace", str(trace), "--slowmo", "50")
+    code = run_cli(
+        dev_settings,
+        "debug",
+        "search",
+        "crow names",
+        "--replay",
+        "google-crow-names-en",
+        "--trace",
+        str(trace),
+        "--slowmo",
+        "50",
+    )
     out, err = capsys.readouterr()
     assert code == 0, err
     assert "Crow - Wikipedia" in out
@@ -112,13 +124,25 @@ def test_debug_replays_a_recording_offline(
 
 
 def test_debug_pause_without_a_display_explains_instead_of_hanging(
-    dev_settings: Settings, http: LocalServer, tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    dev_settings: Settings,
+    http: LocalServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.delenv("DISPLAY", raising=False)
     url = http.route("/article", Reply(ARTICLE))
-    code = run_cli(dev_settings, "debug", "read", url, "--pause", "--slowmo", "0",
-                   "--trace", str(tmp_path / "t.zip"))
+    code = run_cli(
+        dev_settings,
+        "debug",
+        "read",
+        url,
+        "--pause",
+        "--slowmo",
+        "0",
+        "--trace",
+        str(tmp_path / "t.zip"),
+    )
     out = capsys.readouterr().out
     assert code == 0
     assert "Playwright Inspector cannot open: there is no $DISPLAY" in out
@@ -131,8 +155,17 @@ def test_debug_starts_a_local_chrome_when_none_answers(
     settings = make_settings(None, tmp_path, chrome_user_data_dir=str(tmp_path / "profile"))
     url = http.route("/article", Reply(ARTICLE))
     try:
-        code = run_cli(settings, "debug", "read", url, "--headless", "--slowmo", "0",
-                       "--trace", str(tmp_path / "t.zip"))
+        code = run_cli(
+            settings,
+            "debug",
+            "read",
+            url,
+            "--headless",
+            "--slowmo",
+            "0",
+            "--trace",
+            str(tmp_path / "t.zip"),
+        )
     finally:
         state = load_state(settings.state_dir, settings.cdp_port)
         if state is not None:
@@ -145,9 +178,9 @@ def test_debug_starts_a_local_chrome_when_none_answers(
 
 
 def test_debug_with_an_unknown_recording_names_the_known_ones(
-    dev_settings: Settings, capsys: pytest.CaptureFixture[str]
+    settings: Settings, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert run_cli(dev_settings, "debug", "search", "x", "--replay", "no-such-case") == 2
+    assert run_cli(settings, "debug", "search", "x", "--replay", "no-such-case") == 2
     err = capsys.readouterr().err
     assert "no recording 'no-such-case'" in err and "google-crow-names-en" in err
 
@@ -156,15 +189,34 @@ def test_debug_with_an_unknown_recording_names_the_known_ones(
 
 
 def test_record_writes_a_scrubbed_har_that_replays_offline(
-    dev_settings: Settings, http: LocalServer, tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    dev_settings: Settings,
+    http: LocalServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.chdir(tmp_path)  # the trace goes to ./test-results/
-    url = http.route("/rec/page", Reply(SECRET_PAGE, headers={
-        "Set-Cookie": "sid=COOKIESECRET; Path=/", "Authorization": "Bearer AUTHSECRET"}))
+    url = http.route(
+        "/rec/page",
+        Reply(
+            SECRET_PAGE,
+            headers={
+                "Set-Cookie": "sid=COOKIESECRET; Path=/",
+                "Authorization": "Bearer AUTHSECRET",
+            },
+        ),
+    )
     http.route("/rec/api", Reply('{"ok": true}', content_type="application/json"))
-    code = run_cli(dev_settings, "record", "read", url, "--name", "local-page",
-                   "--dir", str(tmp_path / "recordings"))
+    code = run_cli(
+        dev_settings,
+        "record",
+        "read",
+        url,
+        "--name",
+        "local-page",
+        "--dir",
+        str(tmp_path / "recordings"),
+    )
     out, err = capsys.readouterr()
     assert code == 0, err
     folder = tmp_path / "recordings" / "local-page"
@@ -174,7 +226,10 @@ def test_record_writes_a_scrubbed_har_that_replays_offline(
     urls = [e["request"]["url"] for e in json.loads(har_text)["log"]["entries"]]
     assert url in urls and http.url("/rec/api") in urls
     assert json.loads((folder / "action.json").read_text()) == {
-        "action": "read", "arg": url, "options": {}}
+        "action": "read",
+        "arg": url,
+        "options": {},
+    }
     assert json.loads((folder / "expected.json").read_text())["outcome"] == "ok"
     assert (tmp_path / "test-results/recordings/local-page/trace.zip").is_file()
     assert "the replay reproduces the live run" in out
@@ -186,13 +241,13 @@ def test_record_writes_a_scrubbed_har_that_replays_offline(
 
 
 def test_record_refuses_to_overwrite_and_bad_names(
-    dev_settings: Settings, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    settings: Settings, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (tmp_path / "taken").mkdir()
     base = ("record", "read", "https://example.org/", "--dir", str(tmp_path))
-    assert run_cli(dev_settings, *base, "--name", "taken") == 2
+    assert run_cli(settings, *base, "--name", "taken") == 2
     assert "pass --force to replace it" in capsys.readouterr().err
-    assert run_cli(dev_settings, *base, "--name", "Bad Name!") == 2
+    assert run_cli(settings, *base, "--name", "Bad Name!") == 2
     assert "lower case letters" in capsys.readouterr().err
 
 
@@ -200,34 +255,51 @@ def test_record_refuses_to_overwrite_and_bad_names(
 
 
 def _entry(url: str, status: int = 200, kind: str = "document") -> dict[str, Any]:
-    secret_headers = [{"name": "Cookie", "value": "a=COOKIESECRET"},
-                      {"name": "authorization", "value": "Bearer AUTHSECRET"},
-                      {"name": "X-Goog-Api-Key", "value": "KEYSECRET"},
-                      {"name": "Accept", "value": "text/html"}]
+    secret_headers = [
+        {"name": "Cookie", "value": "a=COOKIESECRET"},
+        {"name": "authorization", "value": "Bearer AUTHSECRET"},
+        {"name": "X-Goog-Api-Key", "value": "KEYSECRET"},
+        {"name": "Accept", "value": "text/html"},
+    ]
     return {
-        "request": {"url": url, "headers": secret_headers,
-                    "cookies": [{"name": "a", "value": "COOKIESECRET"}]},
-        "response": {"status": status, "headers": [
-            {"name": "Set-Cookie", "value": "b=COOKIESECRET"},
-            {"name": "content-type", "value": "text/html"}],
-            "cookies": [{"name": "b", "value": "COOKIESECRET"}], "content": {"text": "<p>"}},
+        "request": {
+            "url": url,
+            "headers": secret_headers,
+            "cookies": [{"name": "a", "value": "COOKIESECRET"}],
+        },
+        "response": {
+            "status": status,
+            "headers": [
+                {"name": "Set-Cookie", "value": "b=COOKIESECRET"},
+                {"name": "content-type", "value": "text/html"},
+            ],
+            "cookies": [{"name": "b", "value": "COOKIESECRET"}],
+            "content": {"text": "<p>"},
+        },
         "_resourceType": kind,
     }
 
 
 def test_scrub_removes_secrets_failed_entries_key_urls_and_other_tabs() -> None:
-    har: dict[str, Any] = {"log": {"entries": [
-        _entry("https://www.google.com/search?q=x"),
-        _entry("https://www.google.com/gen_204", status=-1),
-        _entry("https://youtubei.googleapis.com/v1/player?key=URLKEYSECRET", kind="fetch"),
-        _entry("https://other-tab.example/"),
-        _entry("https://www.gstatic.com/logo.png", kind="image"),
-    ]}}
+    har: dict[str, Any] = {
+        "log": {
+            "entries": [
+                _entry("https://www.google.com/search?q=x"),
+                _entry("https://www.google.com/gen_204", status=-1),
+                _entry("https://youtubei.googleapis.com/v1/player?key=URLKEYSECRET", kind="fetch"),
+                _entry("https://other-tab.example/"),
+                _entry("https://www.gstatic.com/logo.png", kind="image"),
+            ]
+        }
+    }
     report = scrub_har_data(
         har,
-        only_urls=["https://www.google.com/search?q=x", "https://www.google.com/gen_204",
-                   "https://youtubei.googleapis.com/v1/player?key=URLKEYSECRET",
-                   "https://www.gstatic.com/logo.png"],
+        only_urls=[
+            "https://www.google.com/search?q=x",
+            "https://www.google.com/gen_204",
+            "https://youtubei.googleapis.com/v1/player?key=URLKEYSECRET",
+            "https://www.gstatic.com/logo.png",
+        ],
         resource_types={"document", "fetch"},
     )
     (kept,) = har["log"]["entries"]
@@ -243,4 +315,3 @@ def test_scrub_flags_a_page_served_to_a_signed_in_account() -> None:
     entry = _entry("https://www.google.com/search?q=x")
     entry["response"]["content"] = {"text": '<a href="/SignOutOptions">me@example.com</a>'}
     assert scrub_har_data({"log": {"entries": [entry]}}).signed_in
-

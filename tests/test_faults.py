@@ -9,6 +9,7 @@ that stands in for www.google.com / www.youtube.com; the session Chrome is never
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import threading
@@ -62,18 +63,14 @@ def stage(tmp_path: Path) -> Iterator[Stage]:
 
 
 def _signal(stage: Stage, sig: signal.Signals) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(stage.chrome.pid, sig)
-    except ProcessLookupError:
-        pass
 
 
 def kill_chrome(stage: Stage) -> None:
     _signal(stage, signal.SIGKILL)
-    try:
+    with contextlib.suppress(ChildProcessError):
         os.waitpid(stage.chrome.pid, 0)
-    except ChildProcessError:
-        pass
 
 
 def in_thread(fn: Any, *args: Any, **kw: Any) -> tuple[threading.Thread, dict[str, Any]]:

@@ -26,14 +26,19 @@ REQUIRED_KINDS = {"search", "read", "play"}
 
 
 def _failure_report(name: str, problems: list[str], trace: Path) -> str:
-    kept = f"trace: {trace}\n  view it with: playwright show-trace {trace}" if trace.is_file() \
+    kept = (
+        f"trace: {trace}\n  view it with: playwright show-trace {trace}"
+        if trace.is_file()
         else "no trace was written"
-    return (f"recording {name!r} no longer replays to its expected.json:\n\n"
-            + "\n\n".join(problems)
-            + f"\n\n{kept}\n"
-            "If the change is intended (a parser or provider improved), refresh the expected "
-            f"output with `make update-recordings` (or scripts/update_recordings.py {name}) "
-            "and commit it with the change.")
+    )
+    return (
+        f"recording {name!r} no longer replays to its expected.json:\n\n"
+        + "\n\n".join(problems)
+        + f"\n\n{kept}\n"
+        "If the change is intended (a parser or provider improved), refresh the expected "
+        f"output with `make update-recordings` (or scripts/update_recordings.py {name}) "
+        "and commit it with the change."
+    )
 
 
 def test_recordings_cover_every_action() -> None:
@@ -64,8 +69,13 @@ def test_recording_replays_to_its_expected_output(
 
 
 def test_compare_reports_a_readable_diff_on_stable_fields_only() -> None:
-    expected = {"results": [{"rank": 1, "title": "Crow - Wikipedia", "url": "https://w/c",
-                             "snippet": "old"}], "blocked": None, "reads": []}
+    expected = {
+        "results": [
+            {"rank": 1, "title": "Crow - Wikipedia", "url": "https://w/c", "snippet": "old"}
+        ],
+        "blocked": None,
+        "reads": [],
+    }
     unstable_change = json.loads(json.dumps(expected))
     unstable_change["results"][0]["snippet"] = "new snippet"
     assert compare("search", expected, unstable_change) == []

@@ -1,0 +1,114 @@
+"""Page reads on a real Chromium: main text, outcomes with their status, budgets."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from browser_core import Settings, SyncDriver
+from search.providers.read import PageRead, describe, read_page
+from tests._server import LocalServer, Reply
+from tests._web import fixture_text
+
+ARTICLE = (
+    "<html lang='en'><head><title>Tide tables</title><meta name='author' content='R. Sailor'>"
+    "</head><body><nav>Home | News | Sport</nav><article><h1>Tide tables</h1>"
+    + "".join(f"<p>On day {i} high water in the harbour comes fifty minutes later than on "
+              f"day {i - 1}, and the ferry to island {i} waits for it.</p>" for i in range(1, 13))
+    + "<table><tr><th>Day</th><th>High water</th></tr><tr><td>Mon</td><td>06:10</td></tr>"
+    "</table></article><footer>Cookie settings</footer></body></html>"
+)
+
+
+def read(drv: SyncDriver, url: str, settings: Settings) -> PageRead:
+    result: PageRead = drv.call(read_page(drv.driver, url, settings), 30)
+    return result
+
+
+def test_the_main_text_is_extracted_without_navigation_chrome(
+    sync_driver: SyncDriver, http: LocalServer, settings: Settings
+) -> None:
+    page = read(sync_driver, http.route("/tides", Reply(ARTICLE)), settings)
+    assert page.outcome == "ok" and page.status == 200
+    assert page.title == "Tide tables"
+    assert "fifty minutes later" in page.text
+    assert "06:10" in page.text  # tables are kept as text
+    assert "Cookie settings" not in page.text
+    assert page.word_count > 100
+
+
+def test_a_real_article_fixture_reads_like_its_ground_truth(
+    sync_driver: SyncDriver, http: LocalServer, settings: Settings
+) -> None:
+    html = fixture_text("articles/scrapinghub-aeb/html/"
+                        "9da36ae4714bfccc72374c6c146e9d1cd3cca39e2110bd67ccdbcc806f4cf139.html.gz")
+    page = read(sync_driver, http.route("/news", Reply(html)), settings)
+    assert page.outcome == "ok" and page.word_count > 150
+
+
+def test_the_text_budget_cuts_with_truncated_true(
+    sync_driver: SyncDriver, http: LocalServer, settings: Settings
+) -> None:
+    small = settings.model_copy(update={"read_max_chars": 300})
+    page = read(sync_driver, http.route("/tides", Reply(ARTICLE)), small)
+    assert page.truncated and len(page.text) == 300
+
+
+def test_a_page_with_no_article_falls_back_to_visible_text(
+    sync_driver: SyncDriver, http: LocalServer, settings: Settings
+) -> None:
+    url = http.route("/app", Reply("<body><div id=app></div><script>document.getElementById("
+                                   "'app').textContent = 'Rendered by script: 42 items';</script>"))
+    page = read(sync_driver, url, settings)
+    assert "42 items" in page.text
+
+
+@pytest.mark.parametrize("status", [404, 500])
+def test_http_errors_are_outcomes_with_their_status(
+    sync_driver: SyncDriver, http: LocalServer, settings: Settings, status: int
+) -> None:
+    url = http.route(f"/e{status}", Reply("<h1>Something went wrong</h1>", status=status))
+    page = read(sync_driver, url, settings)
+    assert page.outcome == "http-error" and page.status == status
+    assert f"HTTP {status}" in describe(page)
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type"),
+    [(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF", "application/pdf"),
+     (b"\x89PNG\r\n\x1a\n" + b"\0" * 64, "image/png"),
+     (b'{"a": 1}', "application/json")],
+)
+def test_non_html_responses_are_outcomes_not_stack_traces(
+    sync_driver: SyncDriver, http: LocalServer, settings: Settings, body: bytes,
+    content_type: str,
+) -> None:
+    url = http.route("/file", Reply(body, content_type=content_type))
+    page = read(sync_driver, url, settings)
+    assert page.outcome in ("not-html", "download")
+    assert "not a web page" in describe(page) or "download" in describe(page)
+
+
+def test_a_download_is_cancelled_and_reported(
+    sync_driver: SyncDriver, http: LocalServer, settings: Settings
+) -> None:
+    url = http.route("/setup.exe", Reply(b"MZ" + b"\0" * 500, content_type="application/x-msdownload",
+                                         headers={"Content-Disposition": "attachment; filename=a.exe"}))
+    page = read(sync_driver, url, settings)
+    assert page.outcome == "download"
+    assert "nothing was downloaded" in describe(page)
+
+
+def test_a_page_that_never_finishes_loading_is_read_after_the_capped_settle(
+    sync_driver: SyncDriver, http: LocalServer, settings: Settings
+) -> None:
+    http.route("/forever.png", Reply(b"", delay_s=30, content_type="image/png"))
+    url = http.route("/slow", Reply("<body><article>" + "<p>The text is here already.</p>" * 20
+                                    + "<img src='/forever.png'></article></body>"))
+
+    async def timed(page: Any) -> Any:
+        return await read_page(sync_driver.driver, url, settings)
+
+    page = sync_driver.call(timed(None), 20)
+    assert page.outcome == "ok" and "already" in page.text
