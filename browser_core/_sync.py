@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
@@ -86,7 +87,5 @@ class SyncDriver:
         return self.loop.run(coro, timeout)
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(OperationTimeout):
             self.loop.run(self.driver.close(), 10)
-        except OperationTimeout:
-            pass

@@ -76,11 +76,10 @@ def _recordings(action: str) -> list[Path]:
             meta = json.loads((folder / "action.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        if meta.get("action") == action and (folder / "session.har").is_file():
-            if not _blocked(folder):
-                found.append(folder)
-    demo_first = sorted(found, key=lambda p: (not p.name.startswith("demo"), p.name))
-    return demo_first
+        usable = (folder / "session.har").is_file() and not _blocked(folder)
+        if meta.get("action") == action and usable:
+            found.append(folder)
+    return sorted(found, key=lambda p: (not p.name.startswith("demo"), p.name))
 
 
 def _blocked(folder: Path) -> bool:

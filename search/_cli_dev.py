@@ -83,34 +83,45 @@ class ActionOutcome:
     ok: bool
 
 
+async def _search(driver: Driver, arg: str, settings: Settings, read_top: int) -> ActionOutcome:
+    from search.providers.google import google_search, render_serp
+
+    serp, reads = await google_search(driver, arg, settings, read_top=read_top)
+    payload = {
+        "query": arg,
+        **serp.model_dump(mode="json"),
+        "reads": [r.model_dump(mode="json") for r in reads],
+    }
+    return ActionOutcome(payload, render_serp(serp, reads, settings.max_results), not serp.blocked)
+
+
+async def _read(driver: Driver, arg: str, settings: Settings, read_top: int) -> ActionOutcome:
+    from search.providers.read import describe, read_page
+
+    read = await read_page(driver, arg, settings)
+    return ActionOutcome(read.model_dump(mode="json"), describe(read), read.outcome == "ok")
+
+
+async def _play(driver: Driver, arg: str, settings: Settings, read_top: int) -> ActionOutcome:
+    from search.providers.youtube import describe, play
+
+    status = await play(driver, arg, settings)
+    return ActionOutcome(status.model_dump(mode="json"), describe(status), status.playing)
+
+
+_RUNNERS = {"search": _search, "read": _read, "play": _play}
+
+
 async def run_action(
     driver: Driver, action: str, arg: str, settings: Settings, *, read_top: int = 0
 ) -> ActionOutcome:
     """Run `search`, `read` or `play` on the driver's owned tab; errors propagate."""
-    if action == "search":
-        from search.providers.google import google_search, render_serp
-
-        serp, reads = await google_search(driver, arg, settings, read_top=read_top)
-        payload = {
-            "query": arg,
-            **serp.model_dump(mode="json"),
-            "reads": [r.model_dump(mode="json") for r in reads],
-        }
-        return ActionOutcome(
-            payload, render_serp(serp, reads, settings.max_results), not serp.blocked
+    runner = _RUNNERS.get(action)
+    if runner is None:
+        raise StreamBrowserError(
+            f"unknown action {action!r}", hint=f"use one of {', '.join(ACTIONS)}"
         )
-    if action == "read":
-        from search.providers.read import describe, read_page
-
-        read = await read_page(driver, arg, settings)
-        return ActionOutcome(read.model_dump(mode="json"), describe(read), read.outcome == "ok")
-    if action == "play":
-        from search.providers.youtube import describe as describe_play
-        from search.providers.youtube import play
-
-        status = await play(driver, arg, settings)
-        return ActionOutcome(status.model_dump(mode="json"), describe_play(status), status.playing)
-    raise StreamBrowserError(f"unknown action {action!r}", hint=f"use one of {', '.join(ACTIONS)}")
+    return await runner(driver, arg, settings, read_top)
 
 
 def error_payload(exc: StreamBrowserError) -> dict[str, Any]:
@@ -528,6 +539,7 @@ async def _debug_session(
             ok=outcome.ok,
             elapsed_ms=int((time.monotonic() - started) * 1000),
         )
+        print(outcome.text, flush=True)  # visible while the result is outlined or paused
         await _mark_result(driver, args.action, args.slowmo)
         if args.pause:
             await _pause(driver, settings)
@@ -574,8 +586,6 @@ def cmd_debug(args: argparse.Namespace, app: Any) -> int:
         print(f"stream-browser: {exc.kind}: {exc}", file=sys.stderr)
         return EXIT_FAILED
     outcome, trace = asyncio.run(_debug_session(args, settings, driver, recorder))
-    if outcome is not None:
-        print(outcome.text)
     if trace is not None:
         print(_show_trace_lines(trace))
     return EXIT_OK if outcome is not None and outcome.ok else EXIT_FAILED

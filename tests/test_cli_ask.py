@@ -14,9 +14,11 @@ from search.cli import main
 from tests._server import LocalServer, Reply
 
 NO_ENV = ["--env-file", "/nonexistent/.env"]
-ARTICLE = ("<html><head><title>Harbour news</title></head><body><article><h1>Harbour news</h1>"
-           + "<p>The ferry to the islands now leaves every forty minutes in winter.</p>" * 6
-           + "</article></body></html>")
+ARTICLE = (
+    "<html><head><title>Harbour news</title></head><body><article><h1>Harbour news</h1>"
+    + "<p>The ferry to the islands now leaves every forty minutes in winter.</p>" * 6
+    + "</article></body></html>"
+)
 
 
 @pytest.fixture
@@ -38,7 +40,10 @@ def ask(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict, str]
 
 
 def test_live_read_is_answered_by_the_browser_in_an_envelope(
-    env: Path, chrome: ChromeProcess, http: LocalServer, monkeypatch: pytest.MonkeyPatch,
+    env: Path,
+    chrome: ChromeProcess,
+    http: LocalServer,
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.setenv("CDP_PORT", str(chrome.port))
@@ -60,7 +65,9 @@ def test_when_chrome_is_gone_the_chain_falls_through_to_gemini(
     assert code == 0
     chain = data["chain"]
     assert [(h["provider"], h["ok"], h["failure_kind"]) for h in chain] == [
-        ("google", False, "cdp-unreachable"), ("gemini", True, None)]
+        ("google", False, "cdp-unreachable"),
+        ("gemini", True, None),
+    ]
     body = parse_envelope(data["result"]["reply_text"]).body
     assert "Rayleigh" in body
 

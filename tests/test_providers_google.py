@@ -72,8 +72,9 @@ def test_the_provider_wraps_a_speakable_answer_in_the_envelope(
     drv, fake = web
     fake.add("https://www.google.com/search", Page(fixture_text(f"{CROW}.html.gz")))
     provider = GoogleProvider(drv.driver)
-    result = drv.call(provider.run(Request(action="search", query="crow names"), settings,
-                                   Deadline(20)), 30)
+    result = drv.call(
+        provider.run(Request(action="search", query="crow names"), settings, Deadline(20)), 30
+    )
     envelope = parse_envelope(result.reply_text)
     assert envelope.header["provider"] == "google"
     assert "1. " in envelope.body and "wikipedia" in envelope.body.lower()
@@ -86,10 +87,15 @@ def test_read_top_reads_the_first_result(
     drv, fake = web
     fake.add("https://www.google.com/search", Page(fixture_text(f"{CROW}.html.gz")))
     first = expected_urls(CROW)[0]
-    fake.add(first, Page("<html><head><title>Crow names</title></head><body><article>"
-                         + "<p>Corvus is a fine name for a clever black bird.</p>" * 10
-                         + "</article></body></html>"))
-    serp, reads = drv.call(google_search(drv.driver, "crow names", settings, read_top=1), 30)
+    fake.add(
+        first,
+        Page(
+            "<html><head><title>Crow names</title></head><body><article>"
+            + "<p>Corvus is a fine name for a clever black bird.</p>" * 10
+            + "</article></body></html>"
+        ),
+    )
+    _, reads = drv.call(google_search(drv.driver, "crow names", settings, read_top=1), 30)
     assert len(reads) == 1
     assert reads[0].final_url == first and "Corvus is a fine name" in reads[0].text
 
@@ -98,14 +104,17 @@ def test_the_captcha_is_detected_never_solved_and_reported_as_blocked(
     web: tuple[SyncDriver, FakeWeb], settings: Settings
 ) -> None:
     drv, fake = web
-    fake.add("https://www.google.com/search", redirect("https://www.google.com/sorry/index?continue=x"))
+    fake.add(
+        "https://www.google.com/search", redirect("https://www.google.com/sorry/index?continue=x")
+    )
     fake.add("https://www.google.com/sorry/", Page(fixture_text(CAPTCHA), status=429))
     serp, _ = drv.call(google_search(drv.driver, "crow names", settings), 30)
     assert serp.blocked == "captcha" and serp.results == []
     provider = GoogleProvider(drv.driver)
     with pytest.raises(PageBlocked) as info:
-        drv.call(provider.run(Request(action="search", query="crow names"), settings,
-                              Deadline(20)), 30)
+        drv.call(
+            provider.run(Request(action="search", query="crow names"), settings, Deadline(20)), 30
+        )
     assert info.value.kind == "captcha"
     assert not any("recaptcha/api" in url and "POST" in url for url in fake.seen)
 

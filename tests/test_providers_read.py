@@ -14,8 +14,11 @@ from tests._web import fixture_text
 ARTICLE = (
     "<html lang='en'><head><title>Tide tables</title><meta name='author' content='R. Sailor'>"
     "</head><body><nav>Home | News | Sport</nav><article><h1>Tide tables</h1>"
-    + "".join(f"<p>On day {i} high water in the harbour comes fifty minutes later than on "
-              f"day {i - 1}, and the ferry to island {i} waits for it.</p>" for i in range(1, 13))
+    + "".join(
+        f"<p>On day {i} high water in the harbour comes fifty minutes later than on "
+        f"day {i - 1}, and the ferry to island {i} waits for it.</p>"
+        for i in range(1, 13)
+    )
     + "<table><tr><th>Day</th><th>High water</th></tr><tr><td>Mon</td><td>06:10</td></tr>"
     "</table></article><footer>Cookie settings</footer></body></html>"
 )
@@ -41,8 +44,10 @@ def test_the_main_text_is_extracted_without_navigation_chrome(
 def test_a_real_article_fixture_reads_like_its_ground_truth(
     sync_driver: SyncDriver, http: LocalServer, settings: Settings
 ) -> None:
-    html = fixture_text("articles/scrapinghub-aeb/html/"
-                        "9da36ae4714bfccc72374c6c146e9d1cd3cca39e2110bd67ccdbcc806f4cf139.html.gz")
+    html = fixture_text(
+        "articles/scrapinghub-aeb/html/"
+        "9da36ae4714bfccc72374c6c146e9d1cd3cca39e2110bd67ccdbcc806f4cf139.html.gz"
+    )
     page = read(sync_driver, http.route("/news", Reply(html)), settings)
     assert page.outcome == "ok" and page.word_count > 150
 
@@ -58,8 +63,13 @@ def test_the_text_budget_cuts_with_truncated_true(
 def test_a_page_with_no_article_falls_back_to_visible_text(
     sync_driver: SyncDriver, http: LocalServer, settings: Settings
 ) -> None:
-    url = http.route("/app", Reply("<body><div id=app></div><script>document.getElementById("
-                                   "'app').textContent = 'Rendered by script: 42 items';</script>"))
+    url = http.route(
+        "/app",
+        Reply(
+            "<body><div id=app></div><script>document.getElementById("
+            "'app').textContent = 'Rendered by script: 42 items';</script>"
+        ),
+    )
     page = read(sync_driver, url, settings)
     assert "42 items" in page.text
 
@@ -76,12 +86,17 @@ def test_http_errors_are_outcomes_with_their_status(
 
 @pytest.mark.parametrize(
     ("body", "content_type"),
-    [(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF", "application/pdf"),
-     (b"\x89PNG\r\n\x1a\n" + b"\0" * 64, "image/png"),
-     (b'{"a": 1}', "application/json")],
+    [
+        (b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF", "application/pdf"),
+        (b"\x89PNG\r\n\x1a\n" + b"\0" * 64, "image/png"),
+        (b'{"a": 1}', "application/json"),
+    ],
 )
 def test_non_html_responses_are_outcomes_not_stack_traces(
-    sync_driver: SyncDriver, http: LocalServer, settings: Settings, body: bytes,
+    sync_driver: SyncDriver,
+    http: LocalServer,
+    settings: Settings,
+    body: bytes,
     content_type: str,
 ) -> None:
     url = http.route("/file", Reply(body, content_type=content_type))
@@ -93,8 +108,14 @@ def test_non_html_responses_are_outcomes_not_stack_traces(
 def test_a_download_is_cancelled_and_reported(
     sync_driver: SyncDriver, http: LocalServer, settings: Settings
 ) -> None:
-    url = http.route("/setup.exe", Reply(b"MZ" + b"\0" * 500, content_type="application/x-msdownload",
-                                         headers={"Content-Disposition": "attachment; filename=a.exe"}))
+    url = http.route(
+        "/setup.exe",
+        Reply(
+            b"MZ" + b"\0" * 500,
+            content_type="application/x-msdownload",
+            headers={"Content-Disposition": "attachment; filename=a.exe"},
+        ),
+    )
     page = read(sync_driver, url, settings)
     assert page.outcome == "download"
     assert "nothing was downloaded" in describe(page)
@@ -104,8 +125,14 @@ def test_a_page_that_never_finishes_loading_is_read_after_the_capped_settle(
     sync_driver: SyncDriver, http: LocalServer, settings: Settings
 ) -> None:
     http.route("/forever.png", Reply(b"", delay_s=30, content_type="image/png"))
-    url = http.route("/slow", Reply("<body><article>" + "<p>The text is here already.</p>" * 20
-                                    + "<img src='/forever.png'></article></body>"))
+    url = http.route(
+        "/slow",
+        Reply(
+            "<body><article>"
+            + "<p>The text is here already.</p>" * 20
+            + "<img src='/forever.png'></article></body>"
+        ),
+    )
 
     async def timed(page: Any) -> Any:
         return await read_page(sync_driver.driver, url, settings)

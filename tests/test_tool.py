@@ -119,8 +119,15 @@ def test_the_declaration_offers_the_actions_to_the_llm() -> None:
     assert params["required"] == ["query"]
 
 
-@pytest.mark.parametrize("url", ["file:///etc/passwd", "http://169.254.169.254/latest/",
-                                 "javascript:alert(1)", "http://127.0.0.1:9222/json"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "file:///etc/passwd",
+        "http://169.254.169.254/latest/",
+        "javascript:alert(1)",
+        "http://127.0.0.1:9222/json",
+    ],
+)
 def test_a_refused_address_is_refused_for_every_provider(tmp_path: Path, url: str) -> None:
     tool, registry = make_tool(tmp_path)
     tool.settings = tool.settings.model_copy(update={"allow_hosts": ()})
