@@ -68,7 +68,7 @@ debug: setup
 
 record: setup
 	@test -n "$(NAME)" || { echo 'usage: make record ACTION=search ARG="query" NAME=my-case'; exit 2; }
-	@$(SB) record $(or $(ACTION),search) "$(ARG)" --name "$(NAME)"
+	@$(SB) record $(or $(ACTION),search) "$(ARG)" --name "$(NAME)" $(RECORD_ARGS)
 
 update-recordings: setup
 	@$(PY) scripts/update_recordings.py

@@ -179,6 +179,9 @@ class BenchServer:
         started = time.perf_counter()
         with self._lock:
             self.seen.append(request.path)
+        length = int(request.headers.get("Content-Length") or 0)
+        if length:  # a beacon's body left unread would be parsed as the next request (400)
+            request.rfile.read(length)
         reply = self._match(request.path)
         if reply.delay_s and self._stop.wait(reply.delay_s):
             return

@@ -148,8 +148,10 @@ class Runner:
 
     def read(self, op: Op) -> None:
         result = self._routed(op, "read", "read")
-        if result.data.get("outcome") != "ok":
-            raise RuntimeError(f"read outcome {result.data.get('outcome')}")
+        data = result.data
+        if data.get("outcome") != "ok":
+            raise RuntimeError(f"read outcome {data.get('outcome')} (HTTP {data.get('status')}, "
+                               f"final URL {str(data.get('final_url'))[:120]})")
 
     def play(self, op: Op) -> None:
         result = self._routed(op, "play", "youtube")

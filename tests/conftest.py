@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import structlog
 
 from browser_core import (
     ChromeProcess,
@@ -29,10 +30,12 @@ ENV_PREFIXES = ("STREAM_BROWSER", "CDP_", "GEMINI_", "GOOGLE_", "SB_")
 
 
 @pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+def _clean_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     for name in list(os.environ):
         if name.startswith(ENV_PREFIXES) and name != "STREAM_BROWSER_CONFIG":
             monkeypatch.delenv(name, raising=False)
+    yield
+    structlog.reset_defaults()  # a CLI test may have bound logging to a closed capture stream
 
 
 def _need_chromium() -> None:
