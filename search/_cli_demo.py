@@ -13,16 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from browser_core import (
-    CdpUnreachable,
     Settings,
     StreamBrowserError,
     cdp_targets,
-    cdp_version,
     configure_logging,
-    launch_chrome,
 )
-from browser_core._chrome import save_state
 from browser_core._replay import RECORDINGS_DIR
+from search._cli_dev import ensure_chrome
 from search._types import ToolContext
 
 
@@ -37,36 +34,6 @@ def register(sub: Any) -> None:
 
 def _say(text: str) -> None:
     print(f"==> {text}", flush=True)
-
-
-def _ensure_chrome(settings: Settings, headless: bool) -> None:
-    try:
-        version = cdp_version(settings.cdp_endpoint)
-        _say(
-            f"using the broadcast Chrome already at {settings.cdp_endpoint} "
-            f"({version.get('Browser', '?')})"
-        )
-        return
-    except CdpUnreachable:
-        pass
-    if settings.cdp_url or settings.cdp_host not in ("127.0.0.1", "localhost"):
-        raise CdpUnreachable(
-            f"nothing answers at {settings.cdp_endpoint}",
-            hint="start that Chrome, or unset CDP_URL/CDP_HOST for a local one",
-        )
-    _say(f"starting a local broadcast Chrome on port {settings.cdp_port} ...")
-    proc = launch_chrome(
-        port=settings.cdp_port,
-        user_data_dir=settings.chrome_user_data_dir,
-        binary=settings.chrome_binary,
-        headless=headless,
-        window=settings.window,
-    )
-    save_state(settings.state_dir, proc)
-    where = "headless" if headless else f"on display {proc.display}"
-    _say(f"Chrome pid {proc.pid}, CDP {proc.endpoint}, {where}")
-    if proc.xvfb_pid:
-        _say(f"watch it: x11vnc -display {proc.display} (then a VNC viewer on port 5900)")
 
 
 def _recordings(action: str) -> list[Path]:
@@ -129,7 +96,7 @@ def cmd_demo(args: argparse.Namespace, app: Any) -> int:
     settings: Settings = app.settings
     configure_logging("warning", settings.log_format)  # the demo narrates; logs only on trouble
     try:
-        _ensure_chrome(settings, args.headless)
+        ensure_chrome(settings, headless=args.headless)
     except StreamBrowserError as exc:
         print(f"stream-browser demo: {exc.kind}: {exc}")
         return 1
