@@ -5,7 +5,6 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 SB := .venv/bin/stream-browser
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-APT_PKGS := chromium xvfb ffmpeg
 GEMINI_CLI_VERSION := 0.61.0
 export PYTHONDONTWRITEBYTECODE := 1
 
@@ -24,7 +23,6 @@ system:
 	@missing=""; \
 	command -v chromium >/dev/null || command -v google-chrome >/dev/null || missing="$$missing chromium"; \
 	command -v Xvfb >/dev/null || missing="$$missing xvfb"; \
-	command -v ffmpeg >/dev/null || missing="$$missing ffmpeg"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; \
