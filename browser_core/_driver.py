@@ -22,6 +22,7 @@ import structlog
 from playwright.async_api import Browser, BrowserContext, Page, Playwright, async_playwright
 from playwright.async_api import Error as PlaywrightError
 
+from ._chrome import cdp_version, close_target
 from ._errors import (
     BlockedUrl,
     CdpUnreachable,
@@ -97,6 +98,7 @@ class Driver:
         self._target_id: str | None = self._load_target_id()
         self._lock = asyncio.Lock()
         self._closed = False
+        self._downloads = 0
 
     # -- public ---------------------------------------------------------------------------
 
@@ -153,6 +155,7 @@ class Driver:
         if check:
             url = await self.check(url)
         nav_ms = (timeout or self.settings.nav_timeout_s) * 1000
+        self._downloads = 0
         try:
             response = await page.goto(url, wait_until=wait_until, timeout=nav_ms)
         except PlaywrightError as exc:
@@ -222,8 +225,7 @@ class Driver:
             page = await asyncio.wait_for(self._owned_page(deadline), deadline.remaining())
             return await asyncio.wait_for(fn(page), deadline.remaining())
         except TimeoutError:
-            # A frozen Chrome looks exactly like this: forget the connection.
-            await self._drop()
+            await self._recover_after_timeout()
             raise OperationTimeout(
                 f"{op} did not finish within {deadline.seconds:.1f} s",
                 hint="the page or Chrome is not responding",
@@ -315,12 +317,33 @@ class Driver:
         return None
 
     async def _prepare(self, page: Page) -> None:
-        page.on("dialog", _dismiss_dialog)
+        page.on("dialog", _answer_dialog)
         page.on("popup", _close_popup)
-        page.on("download", _cancel_download)
+        page.on("download", self._cancel_download)
         page.set_default_timeout(self.settings.nav_timeout_s * 1000)
         for hook in self.page_hooks:
             await hook(page)
+
+    async def _recover_after_timeout(self) -> None:
+        """A frozen Chrome and a wedged tab (busy loop, dialog storm) both look like a timeout.
+
+        If Chrome's HTTP endpoint still answers, only our tab is stuck: close it over HTTP
+        (works on a spinning renderer; reconnecting would hang attaching to it) and open a
+        fresh one next time. Otherwise Chrome itself is frozen: forget the connection.
+        """
+        endpoint = self.settings.cdp_endpoint
+        try:
+            await asyncio.wait_for(asyncio.to_thread(cdp_version, endpoint, 1.0), 1.5)
+        except (TimeoutError, CdpUnreachable):
+            log.warning("driver.chrome_unresponsive", endpoint=endpoint)
+            await self._drop()
+            return
+        target_id, self._page, self._target_id = self._target_id, None, None
+        self._save_target_id()
+        if target_id:
+            log.warning("driver.tab_wedged_closed", target_id=target_id)
+            with contextlib.suppress(TimeoutError, OSError):
+                await asyncio.wait_for(asyncio.to_thread(close_target, endpoint, target_id), 2.0)
 
     async def _drop(self) -> None:
         browser, self._browser, self._page = self._browser, None, None
@@ -348,16 +371,39 @@ class Driver:
 
     async def _navigation_error(self, page: Page, url: str, exc: PlaywrightError) -> NavOutcome:
         text = str(exc)
-        if "Download is starting" in text or "net::ERR_ABORTED" in text:
+        if "Download is starting" in text or await self._download_fired(text):
             # Chrome aborts a navigation that turned into a download (which we cancel).
             return NavOutcome(url=url, status=None, content_type="", download=True)
         if _is_closed_error(exc):
             raise exc
+        if not self.connected:  # Chrome went away mid-navigation (net::ERR_ABORTED)
+            raise CdpUnreachable(
+                f"lost the connection to Chrome at {self.settings.cdp_endpoint} while opening "
+                f"{url[:200]}",
+                hint=_CDP_HINT,
+                endpoint=self.settings.cdp_endpoint,
+            ) from exc
         if "Timeout" in text:
             raise OperationTimeout(
                 f"{url[:200]} did not load within {self.settings.nav_timeout_s:.0f} s"
             ) from exc
         raise NavigationFailed(f"could not open {url[:200]}: {_short(exc)}", url=url[:200]) from exc
+
+    async def _download_fired(self, text: str) -> bool:
+        """An aborted navigation is a download only if a download event really came."""
+        if "net::ERR_ABORTED" not in text:
+            return False
+        for _ in range(10):
+            if self._downloads:
+                return True
+            await asyncio.sleep(0.05)
+        return False
+
+    async def _cancel_download(self, download: Any) -> None:
+        self._downloads += 1
+        log.info("driver.download_cancelled", url=str(download.url)[:200])
+        with contextlib.suppress(PlaywrightError):
+            await download.cancel()
 
     # -- owned-tab memory across processes ------------------------------------------------
 
@@ -391,22 +437,18 @@ async def _target_id(context: BrowserContext, page: Page) -> str:
     return str(info["targetInfo"]["targetId"])
 
 
-async def _dismiss_dialog(dialog: Any) -> None:
-    log.info("driver.dialog_dismissed", dialog_type=dialog.type)
+async def _answer_dialog(dialog: Any) -> None:
+    """Dismiss alerts, confirms and prompts; let `beforeunload` go (else we could never leave)."""
+    leave = dialog.type == "beforeunload"
+    log.info("driver.dialog_answered", dialog_type=dialog.type, accepted=leave)
     with contextlib.suppress(PlaywrightError):
-        await dialog.dismiss()
+        await (dialog.accept() if leave else dialog.dismiss())
 
 
 async def _close_popup(popup: Page) -> None:
     log.info("driver.popup_closed", url=popup.url[:200])
     with contextlib.suppress(PlaywrightError):
         await popup.close()
-
-
-async def _cancel_download(download: Any) -> None:
-    log.info("driver.download_cancelled", url=str(download.url)[:200])
-    with contextlib.suppress(PlaywrightError):
-        await download.cancel()
 
 
 def _short(exc: BaseException) -> str:

@@ -68,53 +68,102 @@ UNAVAILABLE_HINT = "check the network and https://status.cloud.google.com, then 
 CLI_ERROR_HINT = "run the same `gemini -p ... -o json --skip-trust` by hand to see the full error"
 
 # Child environment: variables removed (besides every *_API_KEY) and forced.
-_DROPPED_VARS = ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_API_KEY", "DISPLAY",
-                 "WAYLAND_DISPLAY", "GOOGLE_GENAI_USE_VERTEXAI", "GEMINI_CLI_HOME")
-_FORCED_VARS = {"GOOGLE_GENAI_USE_GCA": "true", "NO_BROWSER": "true",
-                "GEMINI_CLI_NO_RELAUNCH": "true"}
+_DROPPED_VARS = (
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "GOOGLE_GENAI_API_KEY",
+    "DISPLAY",
+    "WAYLAND_DISPLAY",
+    "GOOGLE_GENAI_USE_VERTEXAI",
+    "GEMINI_CLI_HOME",
+)
+_FORCED_VARS = {
+    "GOOGLE_GENAI_USE_GCA": "true",
+    "NO_BROWSER": "true",
+    "GEMINI_CLI_NO_RELAUNCH": "true",
+}
 
 # The CLI reports most failures only as text. Ordered: the first matching row wins.
 # Each row: (name, pattern, error class). tests/test_gemini_cli.py has one test per row.
 CLI_ERROR_PATTERNS: tuple[tuple[str, re.Pattern[str], type[GeminiError]], ...] = (
-    ("manual-authorization", re.compile(r"Manual authorization is required", re.I),
-     GeminiAuthError),
-    ("authentication-error", re.compile(r"FatalAuthenticationError|Error authenticating", re.I),
-     GeminiAuthError),
+    (
+        "manual-authorization",
+        re.compile(r"Manual authorization is required", re.I),
+        GeminiAuthError,
+    ),
+    (
+        "authentication-error",
+        re.compile(r"FatalAuthenticationError|Error authenticating", re.I),
+        GeminiAuthError,
+    ),
     ("client-no-longer-supported", re.compile(r"no longer supported", re.I), GeminiAuthError),
-    ("login-expired", re.compile(
-        r"invalid_grant|(token|credentials?|login|session)\s+(has\s+|have\s+)?"
-        r"(been\s+)?(expired|revoked)", re.I), GeminiAuthError),
-    ("login-required", re.compile(
-        r"please\s+(log\s?in|sign\s?in|re-?authenticate)|set an Auth method|UNAUTHENTICATED",
-        re.I), GeminiAuthError),
-    ("login-prompt", re.compile(
-        r"Opening authentication page|Do you want to continue\? \[Y/n\]", re.I),
-     GeminiAuthError),
-    ("quota", re.compile(
-        r"RESOURCE_EXHAUSTED|\b429\b|quota|rate.?limit|too many requests", re.I),
-     GeminiQuotaError),
-    ("untrusted-folder", re.compile(r"untrusted (folder|workspace|directory)", re.I),
-     GeminiUntrusted),
-    ("model-not-found", re.compile(
-        r"model\b.{0,80}\bnot (found|supported)|ModelNotFound|\bNOT_FOUND\b", re.I),
-     GeminiModelError),
-    ("unavailable", re.compile(
-        r"\b(500|502|503|504)\b|\bUNAVAILABLE\b|ECONNRESET|ECONNREFUSED|ENOTFOUND|ETIMEDOUT|"
-        r"EAI_AGAIN|fetch failed|overloaded", re.I), GeminiUnavailable),
+    (
+        "login-expired",
+        re.compile(
+            r"invalid_grant|(token|credentials?|login|session)\s+(has\s+|have\s+)?"
+            r"(been\s+)?(expired|revoked)",
+            re.I,
+        ),
+        GeminiAuthError,
+    ),
+    (
+        "login-required",
+        re.compile(
+            r"please\s+(log\s?in|sign\s?in|re-?authenticate)|set an Auth method|UNAUTHENTICATED",
+            re.I,
+        ),
+        GeminiAuthError,
+    ),
+    (
+        "login-prompt",
+        re.compile(r"Opening authentication page|Do you want to continue\? \[Y/n\]", re.I),
+        GeminiAuthError,
+    ),
+    (
+        "quota",
+        re.compile(r"RESOURCE_EXHAUSTED|\b429\b|quota|rate.?limit|too many requests", re.I),
+        GeminiQuotaError,
+    ),
+    (
+        "untrusted-folder",
+        re.compile(r"untrusted (folder|workspace|directory)", re.I),
+        GeminiUntrusted,
+    ),
+    (
+        "model-not-found",
+        re.compile(r"model\b.{0,80}\bnot (found|supported)|ModelNotFound|\bNOT_FOUND\b", re.I),
+        GeminiModelError,
+    ),
+    (
+        "unavailable",
+        re.compile(
+            r"\b(500|502|503|504)\b|\bUNAVAILABLE\b|ECONNRESET|ECONNREFUSED|ENOTFOUND|ETIMEDOUT|"
+            r"EAI_AGAIN|fetch failed|overloaded",
+            re.I,
+        ),
+        GeminiUnavailable,
+    ),
 )
 # Codes in the CLI's JSON `error.code` (or its exit code) that need no text matching.
 _CODE_CLASSES: dict[int, type[GeminiError]] = {
-    41: GeminiAuthError, 55: GeminiUntrusted, 401: GeminiAuthError, 403: GeminiAuthError,
+    41: GeminiAuthError,
+    55: GeminiUntrusted,
+    401: GeminiAuthError,
+    403: GeminiAuthError,
     429: GeminiQuotaError,
 }
 _HINTS: dict[type[GeminiError], str] = {
-    GeminiAuthError: AUTH_HINT, GeminiQuotaError: QUOTA_HINT, GeminiUntrusted: UNTRUSTED_HINT,
-    GeminiModelError: MODEL_HINT, GeminiUnavailable: UNAVAILABLE_HINT,
+    GeminiAuthError: AUTH_HINT,
+    GeminiQuotaError: QUOTA_HINT,
+    GeminiUntrusted: UNTRUSTED_HINT,
+    GeminiModelError: MODEL_HINT,
+    GeminiUnavailable: UNAVAILABLE_HINT,
 }
 _NOISE = re.compile(r"^(at |Warning: 256-color|Ripgrep is not available|\}|\{|exitCode)")
 
 
 # --- where things are -------------------------------------------------------------------
+
 
 def _executable(value: str) -> Path | None:
     if os.sep not in value and "/" not in value:
@@ -170,8 +219,10 @@ def _private_root() -> Path:
     root.mkdir(mode=0o700, exist_ok=True)
     info = root.lstat()
     if root.is_symlink() or not root.is_dir() or info.st_uid != os.getuid():
-        raise GeminiCliError(f"unsafe temporary folder {root}",
-                             hint=f"remove {root} (it must be a folder owned by you)")
+        raise GeminiCliError(
+            f"unsafe temporary folder {root}",
+            hint=f"remove {root} (it must be a folder owned by you)",
+        )
     return root
 
 
@@ -216,12 +267,14 @@ def cli_home(settings: Settings) -> Path | None:
 
 # --- the child process ------------------------------------------------------------------
 
+
 def build_argv(binary: Path | str, query: str, model: str | None = None) -> list[str]:
     """Headless JSON run in the default approval mode (never --yolo).
 
     A query starting with "-" is passed as `--prompt=QUERY`: `-p --help` would print the
-    help (exit 0) instead of asking.
+    help (exit 0) instead of asking. NUL cannot be passed in an argument: it becomes a space.
     """
+    query = query.replace("\x00", " ")
     prompt = ["--prompt=" + query] if query.startswith("-") else ["-p", query]
     argv = [str(binary), *prompt, "-o", "json", "--skip-trust"]
     return [*argv, "-m", model] if model else argv
@@ -275,13 +328,19 @@ def _text(task: asyncio.Future[bytes]) -> str:
     return task.result().decode("utf-8", errors="replace")
 
 
-async def run_cli(argv: Sequence[str], *, env: Mapping[str, str], cwd: Path,
-                  timeout_s: float) -> CliRun:
+async def run_cli(
+    argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, timeout_s: float
+) -> CliRun:
     """Run the CLI in its own session; on timeout kill the whole process group."""
     started = time.monotonic()
     proc = await asyncio.create_subprocess_exec(
-        *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE, env=dict(env), cwd=cwd, start_new_session=True,
+        *argv,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=dict(env),
+        cwd=cwd,
+        start_new_session=True,
     )
     assert proc.stdout is not None and proc.stderr is not None
     reads = [asyncio.ensure_future(proc.stdout.read()), asyncio.ensure_future(proc.stderr.read())]
@@ -295,9 +354,13 @@ async def run_cli(argv: Sequence[str], *, env: Mapping[str, str], cwd: Path,
         await asyncio.wait([waiter, *reads], timeout=DRAIN_S)
         for task in (*reads, waiter):
             task.cancel()
-    return CliRun(exit_code=None if pending else proc.returncode, stdout=_text(reads[0]),
-                  stderr=_text(reads[1]), timed_out=bool(pending),
-                  elapsed_ms=int((time.monotonic() - started) * 1000))
+    return CliRun(
+        exit_code=None if pending else proc.returncode,
+        stdout=_text(reads[0]),
+        stderr=_text(reads[1]),
+        timed_out=bool(pending),
+        elapsed_ms=int((time.monotonic() - started) * 1000),
+    )
 
 
 # --- reading what it said ---------------------------------------------------------------
@@ -331,7 +394,7 @@ def _summary(text: str, match: re.Match[str] | None = None, limit: int = 300) ->
     if match is not None:
         start = text.rfind("\n", 0, match.start()) + 1
         end = text.find("\n", match.end())
-        return text[start:end if end != -1 else None].strip()[:limit]
+        return text[start : end if end != -1 else None].strip()[:limit]
     for line in text.splitlines():
         line = line.strip()
         if line and not _NOISE.match(line):
@@ -354,8 +417,11 @@ def _code(value: Any) -> int | None:
 def classify_failure(run: CliRun, stdout_json: dict[str, Any] | None) -> GeminiError:
     """Turn a failed run into the matching GeminiError leaf (codes first, then text)."""
     if run.timed_out:
-        return GeminiTimeout(f"the Gemini CLI gave no answer within {run.elapsed_ms} ms "
-                             "and was killed", hint=TIMEOUT_HINT, elapsed_ms=run.elapsed_ms)
+        return GeminiTimeout(
+            f"the Gemini CLI gave no answer within {run.elapsed_ms} ms and was killed",
+            hint=TIMEOUT_HINT,
+            elapsed_ms=run.elapsed_ms,
+        )
     error = _error_of(stdout_json, first_json_object(run.stderr))
     message = str(error.get("message") or "")
     text = "\n".join(part for part in (message, run.stderr) if part)
@@ -368,15 +434,20 @@ def classify_failure(run: CliRun, stdout_json: dict[str, Any] | None) -> GeminiE
     if found is not None:
         return _make(found[0], found[1], run)
     if run.exit_code == 0 and not run.stdout.strip():
-        return GeminiCliError("the Gemini CLI exited 0 with no output", exit_code=0,
-                              hint=CLI_ERROR_HINT)
+        return GeminiCliError(
+            "the Gemini CLI exited 0 with no output", exit_code=0, hint=CLI_ERROR_HINT
+        )
     if run.exit_code == 0:
-        return GeminiBadResponse(f"the Gemini CLI printed no usable JSON answer: "
-                                 f"{_summary(run.stdout, limit=120)!r}", hint=CLI_ERROR_HINT,
-                                 exit_code=0)
-    return GeminiCliError(f"the Gemini CLI failed with exit code {run.exit_code}: "
-                          f"{_summary(text) or 'no message'}", exit_code=run.exit_code,
-                          hint=CLI_ERROR_HINT)
+        return GeminiBadResponse(
+            f"the Gemini CLI printed no usable JSON answer: {_summary(run.stdout, limit=120)!r}",
+            hint=CLI_ERROR_HINT,
+            exit_code=0,
+        )
+    return GeminiCliError(
+        f"the Gemini CLI failed with exit code {run.exit_code}: {_summary(text) or 'no message'}",
+        exit_code=run.exit_code,
+        hint=CLI_ERROR_HINT,
+    )
 
 
 def _make(error_class: type[GeminiError], detail: str, run: CliRun) -> GeminiError:
@@ -397,15 +468,21 @@ def interpret(run: CliRun) -> GeminiAnswer:
     response = (payload or {}).get("response")
     ok = run.exit_code == 0 and not (payload or {}).get("error")
     if ok and isinstance(response, str) and response.strip():
-        return GeminiAnswer(text=response.strip(), sources=urls_in_text(response),
-                            model=_model_of((payload or {}).get("stats")), auth="oauth")
+        return GeminiAnswer(
+            text=response.strip(),
+            sources=urls_in_text(response),
+            model=_model_of((payload or {}).get("stats")),
+            auth="oauth",
+        )
     if ok and payload is not None:
-        raise GeminiBadResponse("the Gemini CLI returned an empty answer",
-                                hint=CLI_ERROR_HINT, exit_code=0)
+        raise GeminiBadResponse(
+            "the Gemini CLI returned an empty answer", hint=CLI_ERROR_HINT, exit_code=0
+        )
     raise classify_failure(run, payload)
 
 
 # --- the entry point --------------------------------------------------------------------
+
 
 def check_query(query: str) -> str:
     """Reject an empty query (an empty -p would start the interactive UI)."""
@@ -419,8 +496,9 @@ async def _spawn(argv: list[str], settings: Settings) -> CliRun:
     try:
         return await run_cli(argv, env=env, cwd=cwd, timeout_s=settings.gemini_timeout_s)
     except (FileNotFoundError, PermissionError) as exc:
-        raise GeminiCliMissing(f"cannot run the Gemini CLI at {argv[0]}: {exc.strerror}",
-                               hint=INSTALL_HINT) from exc
+        raise GeminiCliMissing(
+            f"cannot run the Gemini CLI at {argv[0]}: {exc.strerror}", hint=INSTALL_HINT
+        ) from exc
     except OSError as exc:
         raise GeminiCliError(f"cannot start the Gemini CLI: {exc}", hint=CLI_ERROR_HINT) from exc
 
@@ -433,7 +511,12 @@ async def ask_cli(query: str, settings: Settings) -> GeminiAnswer:
         where = settings.gemini_cli or "PATH or ~/.local/bin"
         raise GeminiCliMissing(f"no gemini executable found ({where})", hint=INSTALL_HINT)
     run = await _spawn(build_argv(binary, query, settings.gemini_model), settings)
-    log.debug("gemini.cli.exited", exit_code=run.exit_code, timed_out=run.timed_out,
-              elapsed_ms=run.elapsed_ms, stdout_chars=len(run.stdout),
-              stderr_chars=len(run.stderr))
+    log.debug(
+        "gemini.cli.exited",
+        exit_code=run.exit_code,
+        timed_out=run.timed_out,
+        elapsed_ms=run.elapsed_ms,
+        stdout_chars=len(run.stdout),
+        stderr_chars=len(run.stderr),
+    )
     return interpret(run)

@@ -168,9 +168,21 @@ def cmd_chrome(args: argparse.Namespace, app: Any) -> int:
     return EXIT_OK
 
 
+def _empty(text: str, command: str) -> bool:
+    if text.strip():
+        return False
+    print(
+        f"stream-browser {command}: error: the query is empty (say what to look for)",
+        file=sys.stderr,
+    )
+    return True
+
+
 def cmd_search(args: argparse.Namespace, app: Any) -> int:
     from search.providers.google import google_search, render_serp
 
+    if _empty(args.query, "search"):
+        return EXIT_USAGE
     settings: Settings = app.settings
     driver = _driver(args, settings)
     try:
@@ -207,6 +219,8 @@ def cmd_read(args: argparse.Namespace, app: Any) -> int:
 def cmd_play(args: argparse.Namespace, app: Any) -> int:
     from search.providers.youtube import describe, play
 
+    if _empty(args.target, "play"):
+        return EXIT_USAGE
     settings: Settings = app.settings
     driver = _driver(args, settings)
     try:

@@ -8,6 +8,7 @@ Never raises and never hangs: every failure degrades to the next provider, then 
 from __future__ import annotations
 
 import contextlib
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ from search._types import ACTIONS, Action, Request, ToolContext
 from search.providers import GeminiProvider, GoogleProvider, ReadProvider, YoutubeProvider
 
 log = structlog.get_logger(__name__)
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
 def default_registry(driver: Driver) -> Registry:
@@ -48,7 +50,7 @@ def resolve(query: str, action: str, url: str | None, read_top: int = 0) -> Requ
     """Turn the LLM's parameters into a request; `auto` reads a URL, otherwise searches."""
     if action not in ACTIONS:
         raise ValueError(f"action must be one of {', '.join(ACTIONS)}, not {action!r}")
-    query = " ".join((query or "").split())
+    query = " ".join(_CONTROL.sub(" ", query or "").split())
     url = (url or "").strip() or None
     if action == "auto":
         looks_like_url = query.startswith(("http://", "https://")) and " " not in query
