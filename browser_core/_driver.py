@@ -30,7 +30,7 @@ from ._errors import (
     OperationTimeout,
     ProviderError,
 )
-from ._policy import check_url, is_allowed
+from ._policy import INTERNAL_REQUEST, check_url, is_allowed
 from ._settings import Settings
 
 T = TypeVar("T")
@@ -39,6 +39,13 @@ WaitUntil = Literal["commit", "domcontentloaded", "load", "networkidle"]
 log = structlog.get_logger("browser_core.driver")
 
 NEUTRAL_URL = "about:blank"
+# -1 once `load` has fired, else how much text the page has so far.
+_TEXT_SIZE_JS = (
+    "() => document.readyState === 'complete' ? -1 : "
+    "(document.body ? document.body.textContent.length : 0)"
+)
+_SETTLED_TEXT = 200  # characters: below this a page is probably still being rendered
+_SETTLE_POLL_S = 0.15
 _CDP_HINT = "start it with `stream-browser chrome` (or run Chrome with --remote-debugging-port)"
 
 
@@ -179,12 +186,23 @@ class Driver:
         return outcome
 
     async def settle(self, page: Page, settle_ms: int | None = None) -> None:
-        """Wait for the `load` event, but never longer than the settle cap."""
+        """Wait until `load`, or until the page's text stops changing, within the settle cap.
+
+        Never an unbounded networkidle: a page whose images or trackers never finish would
+        otherwise cost the whole cap on every read.
+        """
         cap = self.settings.settle_ms if settle_ms is None else settle_ms
-        if cap <= 0:
-            return
-        with contextlib.suppress(PlaywrightError):
-            await page.wait_for_load_state("load", timeout=cap)
+        until = time.monotonic() + cap / 1000
+        last = None
+        while time.monotonic() < until:
+            try:
+                size = await page.evaluate(_TEXT_SIZE_JS)
+            except PlaywrightError:
+                return  # navigated away or closed: nothing left to wait for
+            if size < 0 or (size == last and size >= _SETTLED_TEXT):
+                return
+            last = size
+            await asyncio.sleep(min(_SETTLE_POLL_S, max(0.0, until - time.monotonic())))
 
     async def check(self, url: str) -> str:
         """Apply the navigation policy (DNS lookups run off the event loop)."""
@@ -323,6 +341,19 @@ class Driver:
         page.set_default_timeout(self.settings.nav_timeout_s * 1000)
         for hook in self.page_hooks:
             await hook(page)
+        # Registered last, so it runs before any hook's routes: a public page must not
+        # show (or probe) an internal service through a frame, image or script either.
+        await page.route(INTERNAL_REQUEST, self._guard_request)
+
+    async def _guard_request(self, route: Any) -> None:
+        url = route.request.url
+        if is_allowed(url, self.settings.allow_hosts):
+            await route.fallback()
+            return
+        log.warning(
+            "driver.request_blocked", url=url[:200], resource_type=route.request.resource_type
+        )
+        await route.abort("blockedbyclient")
 
     async def _recover_after_timeout(self) -> None:
         """A frozen Chrome and a wedged tab (busy loop, dialog storm) both look like a timeout.

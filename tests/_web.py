@@ -50,7 +50,7 @@ class FakeWeb:
         match = max((p for p in self.routes if url.startswith(p)), key=len, default=None)
         if match is None:
             if url.startswith(("http://127.0.0.1", "http://localhost")):
-                await route.continue_()
+                await route.fallback()  # the driver's internal-address guard decides
             else:
                 await route.abort()
             return

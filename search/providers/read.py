@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Literal
 
+from playwright.async_api import Error as PlaywrightError
 from pydantic import BaseModel
 
 from browser_core import (
@@ -22,6 +23,7 @@ from browser_core import (
 )
 from search._types import Request
 
+BODY_ENOUGH_WORDS = 80  # fewer words in the raw HTML: the page is probably rendered by script
 Outcome = Literal["ok", "http-error", "not-html", "download", "empty"]
 
 
@@ -45,8 +47,13 @@ class PageRead(BaseModel):
 async def read_in_page(
     driver: Driver, page: Any, url: str, settings: Settings, *, checked: bool = False
 ) -> PageRead:
-    """Read `url` in `page` (the caller holds the tab); `checked`: the policy already ran."""
-    nav = await driver.navigate(page, url, check=not checked)
+    """Read `url` in `page` (the caller holds the tab); `checked`: the policy already ran.
+
+    The text is extracted from the HTTP response body as soon as it has arrived, while the
+    page keeps rendering for viewers; only a page with too little text there (rendered by
+    script) is read again from the DOM after it settles.
+    """
+    nav = await driver.navigate(page, url, check=not checked, wait_until="commit")
     if nav.download:
         return PageRead(url=url, final_url=url, outcome="download")
     base = {
@@ -59,17 +66,20 @@ async def read_in_page(
         return PageRead(**base, outcome="not-html")
     from search.parsers.article import extract_article  # trafilatura is slow to import
 
-    html = await page.content()
-    article = await asyncio.to_thread(extract_article, html, nav.url)
-    text = article.text.strip()
-    if not text:
-        text = (await page.inner_text("body", timeout=3000)).strip()
-    outcome: Outcome = _outcome(nav, text)
+    body = await _response_html(nav.response)
+    article = await asyncio.to_thread(extract_article, body, nav.url) if body else None
+    text = article.text.strip() if article else ""
+    if len(text.split()) < BODY_ENOUGH_WORDS:
+        await page.wait_for_load_state("domcontentloaded")
+        await driver.settle(page)
+        article = await asyncio.to_thread(extract_article, await page.content(), nav.url)
+        text = article.text.strip() or (await page.inner_text("body", timeout=3000)).strip()
+    assert article is not None
     budget = settings.read_max_chars
     return PageRead(
         **base,
-        outcome=outcome,
-        title=article.title or await page.title(),
+        outcome=_outcome(nav, text),
+        title=article.title or await page.title() or None,
         author=article.author,
         date=article.date,
         language=article.language,
@@ -77,6 +87,15 @@ async def read_in_page(
         word_count=len(text.split()),
         truncated=len(text) > budget,
     )
+
+
+async def _response_html(response: Any) -> str | None:
+    if response is None:
+        return None
+    try:
+        return str(await response.text())
+    except (PlaywrightError, UnicodeDecodeError):
+        return None
 
 
 def _outcome(nav: NavOutcome, text: str) -> Outcome:
