@@ -82,15 +82,18 @@ def render_answer(answer: GeminiAnswer) -> str:
     body = cite_text(answer.text, answer.citations, len(answer.sources)).strip()
     if not answer.sources:
         return body
-    lines = [f"[{i}] {s.title} - {s.url}" if s.title else f"[{i}] {s.url}"
-             for i, s in enumerate(answer.sources, start=1)]
+    lines = [
+        f"[{i}] {s.title} - {s.url}" if s.title else f"[{i}] {s.url}"
+        for i, s in enumerate(answer.sources, start=1)
+    ]
     return body + "\n\nSources:\n" + "\n".join(lines)
 
 
 def _trim_url(url: str) -> str:
     """Drop trailing punctuation and a closing parenthesis that the URL did not open."""
-    while url and (url[-1] in _URL_TRAILING
-                   or (url[-1] == ")" and url.count(")") > url.count("("))):
+    while url and (
+        url[-1] in _URL_TRAILING or (url[-1] == ")" and url.count(")") > url.count("("))
+    ):
         url = url[:-1]
     return url
 

@@ -38,9 +38,7 @@ KEY_HINT = (
     "set GEMINI_API_KEY to a key from https://aistudio.google.com/apikey, "
     "or switch to GEMINI_AUTH=oauth (Gemini CLI login)"
 )
-FORBIDDEN_HINT = (
-    "enable the Generative Language API for the key's project, or use another key"
-)
+FORBIDDEN_HINT = "enable the Generative Language API for the key's project, or use another key"
 QUOTA_HINT = "wait and retry, or switch to GEMINI_AUTH=oauth"
 DAILY_QUOTA_HINT = "the daily quota is spent: it resets at midnight Pacific time"
 MODEL_HINT = "set GEMINI_MODEL / GEMINI_FALLBACK_MODELS to current model ids (see ai.google.dev)"
@@ -105,23 +103,38 @@ def _exchange(request: urllib.request.Request, timeout_s: float) -> HttpReply:
 
 def post(url: str, body: bytes, key: str, timeout_s: float) -> HttpReply:
     """Blocking POST (run in a worker thread); network failures become GeminiUnavailable."""
-    request = urllib.request.Request(url, data=body, method="POST", headers={
-        "content-type": "application/json", "x-goog-api-key": key})
+    request = urllib.request.Request(
+        url,
+        data=body,
+        method="POST",
+        headers={"content-type": "application/json", "x-goog-api-key": key},
+    )
     try:
         return _exchange(request, timeout_s)
     except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
         reason = getattr(exc, "reason", exc)
         detail = scrub(f"{type(reason).__name__}: {reason}", key)
-        raise GeminiUnavailable(f"Gemini API unreachable: {detail}", hint=UNAVAILABLE_HINT,
-                                timeout=isinstance(reason, TimeoutError)) from None
+        raise GeminiUnavailable(
+            f"Gemini API unreachable: {detail}",
+            hint=UNAVAILABLE_HINT,
+            timeout=isinstance(reason, TimeoutError),
+        ) from None
 
 
 # --- errors -----------------------------------------------------------------------------
 
+
 def _details(error: dict[str, Any], suffix: str) -> list[dict[str, Any]]:
     details = error.get("details")
-    return [d for d in details or [] if isinstance(d, dict)
-            and str(d.get("@type", "")).endswith(suffix)] if isinstance(details, list) else []
+    return (
+        [
+            d
+            for d in details or []
+            if isinstance(d, dict) and str(d.get("@type", "")).endswith(suffix)
+        ]
+        if isinstance(details, list)
+        else []
+    )
 
 
 def retry_after(error: dict[str, Any]) -> float | None:
@@ -160,12 +173,19 @@ def _api_error(reply: HttpReply) -> dict[str, Any]:
 
 def _quota_error(error: dict[str, Any], message: str, model: str) -> GeminiQuotaError:
     delay, final = retry_after(error), is_daily_quota(error)
-    text = f"Gemini API quota exhausted for {model}" + (" (per-day quota: final for today)"
-                                                       if final else "")
+    text = f"Gemini API quota exhausted for {model}" + (
+        " (per-day quota: final for today)" if final else ""
+    )
     if delay is not None and not final:
         text += f"; retry in {delay:g} s"
-    return GeminiQuotaError(f"{text}: {message}", retry_after_s=delay, final=final, model=model,
-                            hint=DAILY_QUOTA_HINT if final else QUOTA_HINT, status=429)
+    return GeminiQuotaError(
+        f"{text}: {message}",
+        retry_after_s=delay,
+        final=final,
+        model=model,
+        hint=DAILY_QUOTA_HINT if final else QUOTA_HINT,
+        status=429,
+    )
 
 
 def error_for(reply: HttpReply, model: str, key: str) -> GeminiError:
@@ -174,19 +194,32 @@ def error_for(reply: HttpReply, model: str, key: str) -> GeminiError:
     message = scrub(str(error.get("message") or f"HTTP {reply.status}"), key)[:300]
     if reply.status == 429:
         return _quota_error(error, message, model)
-    if reply.status in (401, 403) or "API_KEY_INVALID" in _reasons(error) or (
-            reply.status == 400 and "api key" in message.lower()):
+    if (
+        reply.status in (401, 403)
+        or "API_KEY_INVALID" in _reasons(error)
+        or (reply.status == 400 and "api key" in message.lower())
+    ):
         hint = FORBIDDEN_HINT if reply.status == 403 else KEY_HINT
-        return GeminiAuthError(f"Gemini API refused the key (HTTP {reply.status}): {message}",
-                               hint=hint, status=reply.status)
+        return GeminiAuthError(
+            f"Gemini API refused the key (HTTP {reply.status}): {message}",
+            hint=hint,
+            status=reply.status,
+        )
     if reply.status >= 500 or not error:
-        return GeminiUnavailable(f"Gemini API error (HTTP {reply.status}): {message}",
-                                 hint=UNAVAILABLE_HINT, status=reply.status)
-    return GeminiBadResponse(f"Gemini API rejected the request (HTTP {reply.status}): "
-                             f"{message}", hint=MODEL_HINT, status=reply.status)
+        return GeminiUnavailable(
+            f"Gemini API error (HTTP {reply.status}): {message}",
+            hint=UNAVAILABLE_HINT,
+            status=reply.status,
+        )
+    return GeminiBadResponse(
+        f"Gemini API rejected the request (HTTP {reply.status}): {message}",
+        hint=MODEL_HINT,
+        status=reply.status,
+    )
 
 
 # --- answers ----------------------------------------------------------------------------
+
 
 def _sources(chunks: list[Any]) -> tuple[list[Source], dict[int, int]]:
     """Sources deduplicated by URL, and chunk index -> source index."""
@@ -211,10 +244,18 @@ def _citations(supports: list[Any], index_of: dict[int, int]) -> list[Citation]:
         segment = support.get("segment") if isinstance(support, dict) else None
         if not isinstance(segment, dict) or "endIndex" not in segment:
             continue
-        indices = tuple(dict.fromkeys(index_of[i] for i in support.get("groundingChunkIndices")
-                                      or [] if i in index_of))
-        citations.append(Citation(start=int(segment.get("startIndex") or 0),
-                                  end=int(segment["endIndex"]), source_indices=indices))
+        indices = tuple(
+            dict.fromkeys(
+                index_of[i] for i in support.get("groundingChunkIndices") or [] if i in index_of
+            )
+        )
+        citations.append(
+            Citation(
+                start=int(segment.get("startIndex") or 0),
+                end=int(segment["endIndex"]),
+                source_indices=indices,
+            )
+        )
     return citations
 
 
@@ -223,24 +264,29 @@ def parse_answer(payload: Any, model: str) -> GeminiAnswer:
     candidates = payload.get("candidates") if isinstance(payload, dict) else None
     if not isinstance(candidates, list) or not candidates or not isinstance(candidates[0], dict):
         blocked = (payload or {}).get("promptFeedback", {}) if isinstance(payload, dict) else {}
-        raise GeminiBadResponse(f"Gemini API returned no answer "
-                                f"(blockReason={blocked.get('blockReason')})",
-                                hint="rephrase the query, or try another model")
+        raise GeminiBadResponse(
+            f"Gemini API returned no answer (blockReason={blocked.get('blockReason')})",
+            hint="rephrase the query, or try another model",
+        )
     candidate = candidates[0]
     parts = (candidate.get("content") or {}).get("parts") or []
-    text = "".join(str(p.get("text", "")) for p in parts
-                   if isinstance(p, dict) and not p.get("thought"))
+    text = "".join(
+        str(p.get("text", "")) for p in parts if isinstance(p, dict) and not p.get("thought")
+    )
     if not text.strip():
-        raise GeminiBadResponse(f"Gemini API answer has no text "
-                                f"(finishReason={candidate.get('finishReason')})",
-                                hint="retry, rephrase the query, or try another model")
+        raise GeminiBadResponse(
+            f"Gemini API answer has no text (finishReason={candidate.get('finishReason')})",
+            hint="retry, rephrase the query, or try another model",
+        )
     grounding = candidate.get("groundingMetadata") or {}
     sources, index_of = _sources(grounding.get("groundingChunks") or [])
     return GeminiAnswer(
-        text=text, sources=sources,
+        text=text,
+        sources=sources,
         search_queries=[str(q) for q in grounding.get("webSearchQueries") or []],
         citations=_citations(grounding.get("groundingSupports") or [], index_of),
-        model=str(payload.get("modelVersion") or model), auth="apikey",
+        model=str(payload.get("modelVersion") or model),
+        auth="apikey",
     )
 
 
@@ -248,17 +294,20 @@ def _decode(reply: HttpReply, model: str) -> GeminiAnswer:
     try:
         payload = json.loads(reply.body)
     except ValueError as exc:
-        raise GeminiBadResponse(f"Gemini API returned malformed JSON ({len(reply.body)} bytes)",
-                                hint=UNAVAILABLE_HINT) from exc
+        raise GeminiBadResponse(
+            f"Gemini API returned malformed JSON ({len(reply.body)} bytes)", hint=UNAVAILABLE_HINT
+        ) from exc
     return parse_answer(payload, model)
 
 
 # --- the entry point --------------------------------------------------------------------
 
+
 def models_to_try(settings: Settings) -> list[str]:
     """`GEMINI_MODEL` (if set), then `GEMINI_FALLBACK_MODELS`, without repeats."""
-    return list(dict.fromkeys(m for m in (settings.gemini_model,
-                                          *settings.gemini_fallback_models) if m))
+    return list(
+        dict.fromkeys(m for m in (settings.gemini_model, *settings.gemini_fallback_models) if m)
+    )
 
 
 def api_key(settings: Settings) -> str:
@@ -284,13 +333,20 @@ async def ask_rest(query: str, settings: Settings) -> GeminiAnswer:
     for model in models:
         started = time.monotonic()
         reply = await _ask_model(query, model, key, settings)
-        log.debug("gemini.rest.replied", model=model, status=reply.status,
-                  elapsed_ms=int((time.monotonic() - started) * 1000))
+        log.debug(
+            "gemini.rest.replied",
+            model=model,
+            status=reply.status,
+            elapsed_ms=int((time.monotonic() - started) * 1000),
+        )
         if reply.status == 404:
             log.info("gemini.rest.model_not_found", model=model)
             continue
         if reply.status != 200:
             raise error_for(reply, model, key)
         return _decode(reply, model)
-    raise GeminiModelError(f"no usable Gemini model: tried {', '.join(models) or 'none'}",
-                           hint=MODEL_HINT, models=models)
+    raise GeminiModelError(
+        f"no usable Gemini model: tried {', '.join(models) or 'none'}",
+        hint=MODEL_HINT,
+        models=models,
+    )

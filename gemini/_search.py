@@ -26,7 +26,7 @@ PROVIDERS: dict[str, str] = {"oauth": "gemini-cli", "apikey": "gemini-api"}
 
 
 def provider_name(auth: str) -> str:
-    """"gemini-cli" for the account login, "gemini-api" for the API key."""
+    """ "gemini-cli" for the account login, "gemini-api" for the API key."""
     return PROVIDERS[auth]
 
 
@@ -39,12 +39,17 @@ async def ask(query: str, settings: Settings) -> GeminiAnswer:
     return await _asker(settings.gemini_auth)(query, settings)
 
 
-def to_result(answer: GeminiAnswer, settings: Settings, query: str,
-              elapsed_ms: int) -> ToolExecutionResult:
+def to_result(
+    answer: GeminiAnswer, settings: Settings, query: str, elapsed_ms: int
+) -> ToolExecutionResult:
     """The brain-facing envelope for an answer."""
     return envelope_result(
-        render_answer(answer), provider=provider_name(answer.auth), action="search",
-        query=query, sources=answer.sources, max_chars=settings.envelope_max_chars,
+        render_answer(answer),
+        provider=provider_name(answer.auth),
+        action="search",
+        query=query,
+        sources=answer.sources,
+        max_chars=settings.envelope_max_chars,
         data={"search_queries": answer.search_queries, "model": answer.model},
         elapsed_ms=elapsed_ms,
     )
@@ -54,22 +59,39 @@ def _elapsed_ms(started: float) -> int:
     return int((time.monotonic() - started) * 1000)
 
 
-async def _fail_open(ask_with: Asker, auth: str, query: str,
-                     settings: Settings) -> ToolExecutionResult | None:
+async def _fail_open(
+    ask_with: Asker, auth: str, query: str, settings: Settings
+) -> ToolExecutionResult | None:
     provider, started = provider_name(auth), time.monotonic()
     try:
         answer = await ask_with(query, settings)
     except GeminiError as exc:
-        log.warning("gemini.failed", provider=provider, failure_kind=exc.kind,
-                    error=exc.message, hint=exc.hint, elapsed_ms=_elapsed_ms(started))
+        log.warning(
+            "gemini.failed",
+            provider=provider,
+            failure_kind=exc.kind,
+            error=exc.message,
+            hint=exc.hint,
+            elapsed_ms=_elapsed_ms(started),
+        )
         return None
     except Exception as exc:  # fail open: the caller must never see an exception
-        log.error("gemini.failed", provider=provider, failure_kind="gemini-internal",
-                  error_type=type(exc).__name__, elapsed_ms=_elapsed_ms(started))
+        log.error(
+            "gemini.failed",
+            provider=provider,
+            failure_kind="gemini-internal",
+            error_type=type(exc).__name__,
+            elapsed_ms=_elapsed_ms(started),
+        )
         return None
     elapsed = _elapsed_ms(started)
-    log.info("gemini.completed", provider=provider, model=answer.model,
-             sources=len(answer.sources), elapsed_ms=elapsed)
+    log.info(
+        "gemini.completed",
+        provider=provider,
+        model=answer.model,
+        sources=len(answer.sources),
+        elapsed_ms=elapsed,
+    )
     return to_result(answer, settings, query, elapsed)
 
 

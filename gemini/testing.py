@@ -59,23 +59,40 @@ def _json(value: Any) -> str:
 
 
 BEHAVIOURS: dict[str, FakeBehaviour] = {
-    "success": FakeBehaviour(stdout=_json({
-        "session_id": "fake-session", "response": CLI_ANSWER,
-        "stats": {"models": {"gemini-2.5-flash": {"api": {"totalRequests": 1}}}},
-    })),
-    "error-json": FakeBehaviour(exit_code=1, stderr=_json({
-        "session_id": "fake-session",
-        "error": {"type": "Error", "message": "Tool execution failed: internal error",
-                  "code": 1},
-    })),
+    "success": FakeBehaviour(
+        stdout=_json(
+            {
+                "session_id": "fake-session",
+                "response": CLI_ANSWER,
+                "stats": {"models": {"gemini-2.5-flash": {"api": {"totalRequests": 1}}}},
+            }
+        )
+    ),
+    "error-json": FakeBehaviour(
+        exit_code=1,
+        stderr=_json(
+            {
+                "session_id": "fake-session",
+                "error": {
+                    "type": "Error",
+                    "message": "Tool execution failed: internal error",
+                    "code": 1,
+                },
+            }
+        ),
+    ),
     "auth-exit-41": FakeBehaviour(exit_code=41, stderr=AUTH_TEXT),
     "quota": FakeBehaviour(exit_code=1, stderr=QUOTA_TEXT),
     "garbage": FakeBehaviour(stdout="<html>Service Unavailable</html>\nnot json at all\n"),
     "empty": FakeBehaviour(),
-    "untrusted": FakeBehaviour(exit_code=55, stderr=(
-        "Gemini CLI is not running in a trusted directory. To proceed, either use "
-        "`--skip-trust`, set the `GEMINI_CLI_TRUST_WORKSPACE=true` environment variable, or "
-        "trust this directory in interactive mode.\n")),
+    "untrusted": FakeBehaviour(
+        exit_code=55,
+        stderr=(
+            "Gemini CLI is not running in a trusted directory. To proceed, either use "
+            "`--skip-trust`, set the `GEMINI_CLI_TRUST_WORKSPACE=true` environment variable, or "
+            "trust this directory in interactive mode.\n"
+        ),
+    ),
     "hang": FakeBehaviour(stdout="Do you want to continue? [Y/n] ", hang=True),
 }
 
@@ -124,8 +141,10 @@ def write_fake_gemini(directory: Path | str, behaviour: str | FakeBehaviour = "s
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "gemini"
-    path.write_text(_SCRIPT.format(python=sys.executable, behaviour=json.dumps(asdict(spec)),
-                                   calls=CALLS_FILE), encoding="utf-8")
+    path.write_text(
+        _SCRIPT.format(python=sys.executable, behaviour=json.dumps(asdict(spec)), calls=CALLS_FILE),
+        encoding="utf-8",
+    )
     path.chmod(0o755)
     return path
 
@@ -163,53 +182,93 @@ def grounded_payload(model: str) -> dict[str, Any]:
     supports, offset = [], 0
     for sentence, chunks in zip(GROUNDED_PARTS, GROUNDED_SUPPORTS, strict=True):
         size = len(sentence.encode("utf-8"))
-        supports.append({"segment": {"startIndex": offset, "endIndex": offset + size,
-                                     "text": sentence},
-                         "groundingChunkIndices": list(chunks)})
+        supports.append(
+            {
+                "segment": {"startIndex": offset, "endIndex": offset + size, "text": sentence},
+                "groundingChunkIndices": list(chunks),
+            }
+        )
         offset += size
     parts = [{"text": GROUNDED_PARTS[0]}, {"text": "".join(GROUNDED_PARTS[1:])}]
     return {
-        "candidates": [{
-            "content": {"role": "model", "parts": parts},
-            "finishReason": "STOP",
-            "groundingMetadata": {
-                "webSearchQueries": list(GROUNDED_QUERIES),
-                "groundingChunks": [{"web": {"uri": uri, "title": title}}
-                                    for title, uri in GROUNDED_CHUNKS],
-                "groundingSupports": supports,
-            },
-        }],
+        "candidates": [
+            {
+                "content": {"role": "model", "parts": parts},
+                "finishReason": "STOP",
+                "groundingMetadata": {
+                    "webSearchQueries": list(GROUNDED_QUERIES),
+                    "groundingChunks": [
+                        {"web": {"uri": uri, "title": title}} for title, uri in GROUNDED_CHUNKS
+                    ],
+                    "groundingSupports": supports,
+                },
+            }
+        ],
         "modelVersion": model,
     }
 
 
 def _error(code: int, status: str, message: str, *details: dict[str, Any]) -> dict[str, Any]:
-    return {"error": {"code": code, "message": message, "status": status,
-                      "details": list(details)}}
+    return {"error": {"code": code, "message": message, "status": status, "details": list(details)}}
 
 
 _RPC = "type.googleapis.com/google.rpc."
 CANNED: dict[str, tuple[int, dict[str, Any]]] = {
-    "quota": (429, _error(
-        429, "RESOURCE_EXHAUSTED", "You exceeded your current quota.",
-        {"@type": _RPC + "QuotaFailure", "violations": [{
-            "quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests",
-            "quotaId": "GenerateRequestsPerMinutePerProjectPerModel-FreeTier"}]},
-        {"@type": _RPC + "RetryInfo", "retryDelay": "33s"})),
-    "quota-daily": (429, _error(
-        429, "RESOURCE_EXHAUSTED", "You exceeded your current quota.",
-        {"@type": _RPC + "QuotaFailure", "violations": [{
-            "quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests",
-            "quotaId": "GenerateRequestsPerDayPerProjectPerModel-FreeTier"}]},
-        {"@type": _RPC + "RetryInfo", "retryDelay": "3600s"})),
-    "invalid-key": (400, _error(
-        400, "INVALID_ARGUMENT", "API key not valid. Please pass a valid API key.",
-        {"@type": _RPC + "ErrorInfo", "reason": "API_KEY_INVALID",
-         "domain": "googleapis.com"})),
+    "quota": (
+        429,
+        _error(
+            429,
+            "RESOURCE_EXHAUSTED",
+            "You exceeded your current quota.",
+            {
+                "@type": _RPC + "QuotaFailure",
+                "violations": [
+                    {
+                        "quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests",
+                        "quotaId": "GenerateRequestsPerMinutePerProjectPerModel-FreeTier",
+                    }
+                ],
+            },
+            {"@type": _RPC + "RetryInfo", "retryDelay": "33s"},
+        ),
+    ),
+    "quota-daily": (
+        429,
+        _error(
+            429,
+            "RESOURCE_EXHAUSTED",
+            "You exceeded your current quota.",
+            {
+                "@type": _RPC + "QuotaFailure",
+                "violations": [
+                    {
+                        "quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests",
+                        "quotaId": "GenerateRequestsPerDayPerProjectPerModel-FreeTier",
+                    }
+                ],
+            },
+            {"@type": _RPC + "RetryInfo", "retryDelay": "3600s"},
+        ),
+    ),
+    "invalid-key": (
+        400,
+        _error(
+            400,
+            "INVALID_ARGUMENT",
+            "API key not valid. Please pass a valid API key.",
+            {"@type": _RPC + "ErrorInfo", "reason": "API_KEY_INVALID", "domain": "googleapis.com"},
+        ),
+    ),
     "unauthorized": (401, _error(401, "UNAUTHENTICATED", "Request is missing credentials.")),
-    "forbidden": (403, _error(
-        403, "PERMISSION_DENIED", "Generative Language API has not been used in project 1.",
-        {"@type": _RPC + "ErrorInfo", "reason": "SERVICE_DISABLED"})),
+    "forbidden": (
+        403,
+        _error(
+            403,
+            "PERMISSION_DENIED",
+            "Generative Language API has not been used in project 1.",
+            {"@type": _RPC + "ErrorInfo", "reason": "SERVICE_DISABLED"},
+        ),
+    ),
     "not-found": (404, _error(404, "NOT_FOUND", "models/x is not found for API version v1beta")),
     "server-error": (500, _error(500, "INTERNAL", "An internal error has occurred.")),
     "unavailable": (503, _error(503, "UNAVAILABLE", "The model is overloaded.")),
@@ -272,8 +331,13 @@ class FakeGeminiApi:
     `SCENARIOS` ("slow" answers after `slow_s`, "drop" closes the connection unanswered).
     """
 
-    def __init__(self, routes: Mapping[str, str] | None = None, *,
-                 default: str = "not-found", slow_s: float = 3.0) -> None:
+    def __init__(
+        self,
+        routes: Mapping[str, str] | None = None,
+        *,
+        default: str = "not-found",
+        slow_s: float = 3.0,
+    ) -> None:
         for scenario in (*(routes or {}).values(), default):
             if scenario not in SCENARIOS:
                 raise ValueError(f"unknown scenario {scenario!r}; use one of {SCENARIOS}")
@@ -284,8 +348,9 @@ class FakeGeminiApi:
         self._stop = threading.Event()
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.api = self
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True,
-                                        kwargs={"poll_interval": 0.05})
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, daemon=True, kwargs={"poll_interval": 0.05}
+        )
 
     @property
     def base_url(self) -> str:
@@ -296,8 +361,12 @@ class FakeGeminiApi:
         self._thread.start()
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         self.close()
 
     def close(self) -> None:
@@ -311,9 +380,16 @@ class FakeGeminiApi:
             parsed = json.loads(body)
         except ValueError:
             parsed = None
-        self.requests.append(RecordedRequest(
-            method=handler.command, path=handler.path, model=model,
-            headers={k.lower(): v for k, v in handler.headers.items()}, body=body, json=parsed))
+        self.requests.append(
+            RecordedRequest(
+                method=handler.command,
+                path=handler.path,
+                model=model,
+                headers={k.lower(): v for k, v in handler.headers.items()},
+                body=body,
+                json=parsed,
+            )
+        )
 
     def reply(self, handler: _Handler, model: str) -> None:
         scenario = self.routes.get(model, self.default)
@@ -324,8 +400,7 @@ class FakeGeminiApi:
             handler.send_json(200, grounded_payload(model))
         elif scenario == "leaky":  # a server that echoes the key: our errors must scrub it
             echoed = handler.headers.get("x-goog-api-key", "")
-            handler.send_json(400, _error(400, "INVALID_ARGUMENT",
-                                          f"API key not valid: {echoed}"))
+            handler.send_json(400, _error(400, "INVALID_ARGUMENT", f"API key not valid: {echoed}"))
         elif scenario == "slow":
             if not self._stop.wait(self.slow_s):
                 handler.send_json(200, grounded_payload(model))

@@ -19,14 +19,15 @@ from gemini import GeminiError, ask, render_answer, to_result
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "gemini", help="ask Gemini grounded search (CLI login or API key)",
+        "gemini",
+        help="ask Gemini grounded search (CLI login or API key)",
         description=__doc__.splitlines()[0] if __doc__ else None,
     )
     parser.add_argument("query", nargs="+", help="the question (use -- before a leading '-')")
-    parser.add_argument("--auth", choices=("oauth", "apikey"),
-                        help="override GEMINI_AUTH for this call")
-    parser.add_argument("--json", action="store_true",
-                        help="print the ToolExecutionResult as JSON")
+    parser.add_argument(
+        "--auth", choices=("oauth", "apikey"), help="override GEMINI_AUTH for this call"
+    )
+    parser.add_argument("--json", action="store_true", help="print the ToolExecutionResult as JSON")
     parser.set_defaults(func=handler)
 
 

@@ -108,8 +108,10 @@ def read_page(path: Path) -> str:
         raise _InputError(f"{path} is a binary file, not HTML or JSON; pass a saved .html page")
     text = data.decode("utf-8", errors="replace")
     if not text.strip() or text.lstrip()[:1] not in ("<", "{", "["):
-        raise _InputError(f"{path} is not HTML or JSON (it does not start with '<' or '{{'); "
-                          "pass the page as saved by the browser")
+        raise _InputError(
+            f"{path} is not HTML or JSON (it does not start with '<' or '{{'); "
+            "pass the page as saved by the browser"
+        )
     return text
 
 

@@ -31,8 +31,19 @@ EXTRACT_OPTIONS: dict[str, Any] = {
     "favor_recall": False,
     "deduplicate": False,
 }
-_INVISIBLE = ("script", "style", "noscript", "nav", "header", "footer", "template", "svg",
-              "iframe", "form", "aside")
+_INVISIBLE = (
+    "script",
+    "style",
+    "noscript",
+    "nav",
+    "header",
+    "footer",
+    "template",
+    "svg",
+    "iframe",
+    "form",
+    "aside",
+)
 _BLANK_LINES = re.compile(r"\n\s*\n+")
 
 

@@ -32,20 +32,57 @@ _SORRY_MARKERS = ("/sorry/", "unusual traffic", "g-recaptcha", "captcha-form")
 _CONSENT_FORM = re.compile(r"""action=["']https://consent\.(google\.[a-z.]{2,6}|youtube\.com)/""")
 # Containers whose links are not organic results (ads, side panel, carousels, related, PAA).
 _EXCLUDED_IDS = frozenset(
-    {"tads", "tadsb", "bottomads", "rhs", "brs", "imagebox_bigimages", "botstuff_related",
-     "appbar", "top_nav", "searchform", "footcnt", "fbar", "taw", "extrares"}
+    {
+        "tads",
+        "tadsb",
+        "bottomads",
+        "rhs",
+        "brs",
+        "imagebox_bigimages",
+        "botstuff_related",
+        "appbar",
+        "top_nav",
+        "searchform",
+        "footcnt",
+        "fbar",
+        "taw",
+        "extrares",
+    }
 )
 _EXCLUDED_CLASSES = frozenset(
-    {"related-question-pair", "commercial-unit-desktop-top", "commercial-unit-desktop-rhs",
-     "uEierd", "cu-container", "xpdopen-paa", "card-section"}
+    {
+        "related-question-pair",
+        "commercial-unit-desktop-top",
+        "commercial-unit-desktop-rhs",
+        "uEierd",
+        "cu-container",
+        "xpdopen-paa",
+        "card-section",
+    }
 )
 _EXCLUDED_TAGS = frozenset(
-    {"g-scrolling-carousel", "g-section-with-header", "video-voyager", "g-inner-card",
-     "inline-video", "g-accordion-expander", "product-viewer-group", "g-more-link"}
+    {
+        "g-scrolling-carousel",
+        "g-section-with-header",
+        "video-voyager",
+        "g-inner-card",
+        "inline-video",
+        "g-accordion-expander",
+        "product-viewer-group",
+        "g-more-link",
+    }
 )
 _EXCLUDED_ATTRS = ("data-text-ad", "data-initq", "data-rw")
 _SNIPPET_CLASSES = (
-    "VwiC3b", "IsZvec", "aCOpRe", "st", "s3v9rd", "lEBKkf", "ITZIwc", "yXK7lf", "Hdw6tb",
+    "VwiC3b",
+    "IsZvec",
+    "aCOpRe",
+    "st",
+    "s3v9rd",
+    "lEBKkf",
+    "ITZIwc",
+    "yXK7lf",
+    "Hdw6tb",
 )
 _SNIPPET_XPATH = (
     './/*[contains(concat(" ", @class, " "), " {name} ")]'
@@ -88,7 +125,7 @@ def detect_interstitial(html: str, url: str | None) -> str | None:
         return "captcha"
     if _CONSENT_HOST.match(host):
         return "consent"
-    head = html[:_SMALL_PAGE * 4]
+    head = html[: _SMALL_PAGE * 4]
     if len(html) <= _SMALL_PAGE:
         lowered = html.lower()
         if any(marker in lowered for marker in _SORRY_MARKERS):
@@ -278,8 +315,7 @@ def _list_answer(doc: _Element) -> str | None:
 
 
 def _in_paa(el: _Element) -> bool:
-    return any("related-question-pair" in (node.get("class") or "")
-               for node in el.iterancestors())
+    return any("related-question-pair" in (node.get("class") or "") for node in el.iterancestors())
 
 
 def _knowledge_panel(doc: _Element) -> KnowledgePanel | None:
@@ -302,7 +338,7 @@ def _facts(doc: _Element) -> dict[str, str]:
     for row in doc.xpath('//*[contains(@class,"w8qArf")]/..'):
         label = _text(row.xpath('.//*[contains(@class,"w8qArf")]')[0]).rstrip(": ").strip()
         values = row.xpath('.//*[contains(@class,"LrzXr")]')
-        value = _text(values[0]) if values else _text(row)[len(label):].lstrip(": ").strip()
+        value = _text(values[0]) if values else _text(row)[len(label) :].lstrip(": ").strip()
         if label and value and label not in facts:
             facts[label] = value
     return facts
@@ -366,8 +402,10 @@ def _items(anchors: Iterable[_Element], base: str | None, *, exclude_video: bool
 
 
 def _source(anchor: _Element) -> str:
-    for el in anchor.xpath('.//*[contains(@class,"CEMjEf") or contains(@class,"MgUUmf")'
-                           ' or contains(@class,"NUnG9d") or contains(@class,"pcJO7e")]'):
+    for el in anchor.xpath(
+        './/*[contains(@class,"CEMjEf") or contains(@class,"MgUUmf")'
+        ' or contains(@class,"NUnG9d") or contains(@class,"pcJO7e")]'
+    ):
         text = _text(el)
         if text:
             return text

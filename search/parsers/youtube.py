@@ -32,24 +32,58 @@ log = structlog.get_logger(__name__)
 
 _ID = re.compile(r"^[A-Za-z0-9_-]{11}$")
 _YOUTUBE_HOSTS = frozenset(
-    {"youtube.com", "www.youtube.com", "m.youtube.com", "music.youtube.com",
-     "youtube-nocookie.com", "www.youtube-nocookie.com", "gaming.youtube.com"}
+    {
+        "youtube.com",
+        "www.youtube.com",
+        "m.youtube.com",
+        "music.youtube.com",
+        "youtube-nocookie.com",
+        "www.youtube-nocookie.com",
+        "gaming.youtube.com",
+    }
 )
 _INITIAL_DATA = ("var ytInitialData =", 'window["ytInitialData"] =', "ytInitialData =")
-_PLAYER_RESPONSE = ("var ytInitialPlayerResponse =", 'window["ytInitialPlayerResponse"] =',
-                    "ytInitialPlayerResponse =")
+_PLAYER_RESPONSE = (
+    "var ytInitialPlayerResponse =",
+    'window["ytInitialPlayerResponse"] =',
+    "ytInitialPlayerResponse =",
+)
 # Renderers whose insides are never organic search results.
 _SKIPPED = frozenset(
-    {"promotedVideoRenderer", "adSlotRenderer", "searchPyvRenderer", "promotedSparklesWebRenderer",
-     "compactPromotedItemRenderer", "reelShelfRenderer", "reelItemRenderer",
-     "shortsLockupViewModel", "channelRenderer", "playlistRenderer", "radioRenderer",
-     "richShelfRenderer", "shelfRenderer", "horizontalCardListRenderer", "movieRenderer",
-     "gridMovieRenderer", "backgroundPromoRenderer", "secondaryContents", "header",
-     "topbar", "responseContext", "frameworkUpdates", "lockupViewModel"}
+    {
+        "promotedVideoRenderer",
+        "adSlotRenderer",
+        "searchPyvRenderer",
+        "promotedSparklesWebRenderer",
+        "compactPromotedItemRenderer",
+        "reelShelfRenderer",
+        "reelItemRenderer",
+        "shortsLockupViewModel",
+        "channelRenderer",
+        "playlistRenderer",
+        "radioRenderer",
+        "richShelfRenderer",
+        "shelfRenderer",
+        "horizontalCardListRenderer",
+        "movieRenderer",
+        "gridMovieRenderer",
+        "backgroundPromoRenderer",
+        "secondaryContents",
+        "header",
+        "topbar",
+        "responseContext",
+        "frameworkUpdates",
+        "lockupViewModel",
+    }
 )
 _LIVE_WORDS = ("LIVE", "LIVE NOW", "EN DIRECT", "EN VIVO", "AO VIVO", "DIRETTA", "ライブ")
-_DOM_SKIP = {"ytd-ad-slot-renderer", "ytd-reel-shelf-renderer", "ytd-shelf-renderer",
-             "ytd-promoted-video-renderer", "ytd-horizontal-card-list-renderer"}
+_DOM_SKIP = {
+    "ytd-ad-slot-renderer",
+    "ytd-reel-shelf-renderer",
+    "ytd-shelf-renderer",
+    "ytd-promoted-video-renderer",
+    "ytd-horizontal-card-list-renderer",
+}
 _DOM_DURATION = (
     './/*[contains(@class,"video-time")] | .//ytd-thumbnail-overlay-time-status-renderer'
 )
@@ -141,7 +175,7 @@ def _extract_object(text: str, markers: tuple[str, ...]) -> Any:
         start = text.find(marker)
         while start != -1:
             brace = text.find("{", start + len(marker))
-            if brace != -1 and not text[start + len(marker):brace].strip():
+            if brace != -1 and not text[start + len(marker) : brace].strip():
                 try:
                     return decoder.raw_decode(text, brace)[0]
                 except json.JSONDecodeError:
@@ -205,8 +239,9 @@ def _video_from_renderer(renderer: dict[str, Any]) -> YoutubeVideo | None:
 
 def _overlay_time(renderer: dict[str, Any]) -> str:
     for overlay in renderer.get("thumbnailOverlays", []):
-        status = overlay.get("thumbnailOverlayTimeStatusRenderer") if isinstance(
-            overlay, dict) else None
+        status = (
+            overlay.get("thumbnailOverlayTimeStatusRenderer") if isinstance(overlay, dict) else None
+        )
         if isinstance(status, dict):
             return _runs_text(status.get("text"))
     return ""
@@ -219,8 +254,11 @@ def _is_live(renderer: dict[str, Any], duration: str) -> bool:
         if "LIVE" in str(meta.get("style", "")) or label in _LIVE_WORDS:
             return True
     for overlay in renderer.get("thumbnailOverlays", []):
-        status = overlay.get("thumbnailOverlayTimeStatusRenderer", {}) if isinstance(
-            overlay, dict) else {}
+        status = (
+            overlay.get("thumbnailOverlayTimeStatusRenderer", {})
+            if isinstance(overlay, dict)
+            else {}
+        )
         if status.get("style") == "LIVE":
             return True
     watching = _runs_text(renderer.get("viewCountText")).lower()
@@ -264,9 +302,13 @@ def _video_from_block(block: _Element) -> YoutubeVideo | None:
     live = bool(block.xpath(_DOM_LIVE))
     seconds = parse_duration(duration)
     return YoutubeVideo(
-        video_id=video_id, title=title, channel=channel,
-        duration=duration if seconds is not None else "", duration_s=seconds,
-        url=f"https://www.youtube.com/watch?v={video_id}", is_live=live,
+        video_id=video_id,
+        title=title,
+        channel=channel,
+        duration=duration if seconds is not None else "",
+        duration_s=seconds,
+        url=f"https://www.youtube.com/watch?v={video_id}",
+        is_live=live,
     )
 
 
