@@ -208,6 +208,9 @@ def grounded_payload(model: str) -> dict[str, Any]:
     }
 
 
+_QUOTA_METRIC = "generativelanguage.googleapis.com/generate_content_free_tier_requests"
+
+
 def _error(code: int, status: str, message: str, *details: dict[str, Any]) -> dict[str, Any]:
     return {"error": {"code": code, "message": message, "status": status, "details": list(details)}}
 
@@ -224,7 +227,7 @@ CANNED: dict[str, tuple[int, dict[str, Any]]] = {
                 "@type": _RPC + "QuotaFailure",
                 "violations": [
                     {
-                        "quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests",
+                        "quotaMetric": _QUOTA_METRIC,
                         "quotaId": "GenerateRequestsPerMinutePerProjectPerModel-FreeTier",
                     }
                 ],
@@ -242,7 +245,7 @@ CANNED: dict[str, tuple[int, dict[str, Any]]] = {
                 "@type": _RPC + "QuotaFailure",
                 "violations": [
                     {
-                        "quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests",
+                        "quotaMetric": _QUOTA_METRIC,
                         "quotaId": "GenerateRequestsPerDayPerProjectPerModel-FreeTier",
                     }
                 ],
