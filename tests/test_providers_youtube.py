@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, quote
 
 import pytest
 
 from browser_core import Settings, SyncDriver
 from search.providers.youtube import control, play
-from tests._web import FakeWeb, Page
+from tests._web import FIXTURES, FakeWeb, Page, fixture_text
 
 PAGES = Path(__file__).parent / "pages"
 VIDEO_ID = "abcdefghijk"
@@ -86,3 +88,48 @@ def test_pause_resume_status_and_stop(
 
     assert drv.run("where", where) == "about:blank"
     assert run(drv, control(drv.driver, "status", settings)).video_id is None
+
+
+PUDDING = "youtube/search/aql-wayback/2019-07-14_youtube-pudding-1563068696"
+
+
+def script_redirect(location: str) -> Page:
+    """Playwright 1.65 cannot fulfil a 3xx for a navigation here: redirect by script."""
+    return Page(f"<script>location.replace({json.dumps(location)})</script>")
+
+
+def test_a_query_goes_through_the_consent_wall_and_results_to_the_first_real_video(
+    youtube: tuple[SyncDriver, FakeWeb], settings: Settings
+) -> None:
+    drv, web = youtube
+
+    async def fresh_profile(page: Any) -> None:
+        await page.context.clear_cookies()
+
+    drv.run("clear-cookies", fresh_profile)
+    expected = json.loads((FIXTURES / f"{PUDDING}.expected.json").read_text(encoding="utf-8"))
+    first_id = expected["results"][0]["url"].split("v=")[1][:11]
+    results = "https://www.youtube.com/results?search_query=pudding"
+    answered: list[str] = []
+
+    def results_page(request: Any) -> Page:
+        if "SOCS=" in (request.headers.get("cookie") or ""):
+            return Page(fixture_text(f"{PUDDING}.html.gz"))
+        return script_redirect("https://consent.youtube.com/ml?continue=" + quote(results))
+
+    def save(request: Any) -> Page:
+        form = parse_qs(request.post_data or "")
+        answered.append(form["set_eom"][0])
+        page = script_redirect(results)
+        page.headers["Set-Cookie"] = "SOCS=CAE; Domain=.youtube.com; Path=/; Secure"
+        return page
+
+    web.add("https://www.youtube.com/results", results_page)
+    web.add("https://consent.youtube.com/ml", Page(fixture_text(
+        "consent/youtube-before-you-continue.html")))
+    web.add("https://consent.youtube.com/save", save)
+    web.add("https://www.youtube.com/watch", watch_page(ad=False))
+    status = run(drv, play(drv.driver, "pudding", settings))
+    assert answered == ["true"]  # "Reject all" by default
+    assert status.video_id == first_id
+    assert status.playing

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import time
 from typing import Any
 from urllib.parse import urlencode
@@ -76,13 +77,14 @@ def results_url(query: str) -> str:
 
 async def _find_video(driver: Driver, page: Any, query: str, settings: Settings) -> YoutubeVideo:
     await driver.navigate(page, results_url(query), check=False, settle_ms=0)
-    html = await page.content()
-    if detect_interstitial(html, page.url) == "consent":
+    video = await _first_on_page(page)
+    if video is None and detect_interstitial(await page.content(), page.url) is None:
+        await driver.settle(page)  # a script redirect (or late render): look again
+    if detect_interstitial(await page.content(), page.url) == "consent":
         await answer_consent(page, settings.google_consent)
+        await page.wait_for_url(re.compile(r"^https://www\.youtube\.com/results"), timeout=8000)
         await page.wait_for_load_state("domcontentloaded")
-        html = await page.content()
-    results = await asyncio.to_thread(parse_youtube_results, html)
-    video = first_video(results)
+    video = video or await _first_on_page(page)
     if video is None:
         raise NavigationFailed(
             f"YouTube found no playable video for {query[:100]!r}",
@@ -90,6 +92,11 @@ async def _find_video(driver: Driver, page: Any, query: str, settings: Settings)
             failure_kind="no-video",
         )
     return video
+
+
+async def _first_on_page(page: Any) -> YoutubeVideo | None:
+    results = await asyncio.to_thread(parse_youtube_results, await page.content())
+    return first_video(results)
 
 
 async def _state(page: Any) -> dict[str, Any] | None:
