@@ -32,7 +32,7 @@ venv: .venv/.installed
 .venv/.installed: pyproject.toml
 	@test -x $(PY) || python3 -m venv .venv
 	@$(PY) -m pip install -q --upgrade pip >/dev/null 2>&1 || true
-	@$(PY) -m pip install -q -e '.[dev]' --config-settings editable_mode=compat 2>&1 | grep -v -i '^warning' || true
+	@$(PY) -m pip install -q -e '.[dev]' 2>&1 | grep -v -i '^warning' || true
 	@$(PY) -c "import browser_core, search, gemini, playwright, trafilatura" && touch $@
 
 # The real Gemini CLI for the compatibility test (skipped with a reason if npm is missing).
