@@ -42,7 +42,7 @@ from browser_core import stop_pid as stop_process
 from browser_core._chrome import free_port
 from browser_core._recording import SessionRecorder
 from browser_core._replay import RECORDINGS_DIR
-from search._cli_dev import (
+from search._recordings import (
     ACTION_OPTIONS,
     ACTIONS,
     CASE_SETTINGS,

@@ -30,7 +30,7 @@ from browser_core import (
 )
 from browser_core._chrome import free_port
 from browser_core._replay import RECORDINGS_DIR
-from search._cli_dev import (
+from search._recordings import (
     Case,
     case_folders,
     load_case,

@@ -65,7 +65,7 @@ def _arg_of(folder: Path) -> str:
 def _run_case(settings: Settings, action: str, folder: Path) -> bool:
     from browser_core import Driver
     from browser_core._replay import replay_hook
-    from search._cli_dev import load_case
+    from search._recordings import load_case
     from search._tool import BrowseTool
 
     settings = load_case(folder).settings_for(settings)  # the recording's language and region

@@ -25,7 +25,7 @@ from browser_core import Settings, stop_pid
 from browser_core._chrome import load_state
 from browser_core._recording import scrub_har_data
 from search import _cli_dev
-from search._cli_dev import load_case, run_case
+from search._recordings import load_case, run_case
 from tests._server import LocalServer, Reply
 from tests.conftest import make_settings
 

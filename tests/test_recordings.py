@@ -16,7 +16,14 @@ import pytest
 
 from browser_core import ChromeProcess
 from browser_core._replay import RECORDINGS_DIR
-from search._cli_dev import case_folders, compare, load_case, run_case, stable_view, text_overlap
+from search._recordings import (
+    case_folders,
+    compare,
+    load_case,
+    run_case,
+    stable_view,
+    text_overlap,
+)
 from tests.conftest import make_settings
 
 RESULTS_DIR = Path(__file__).resolve().parents[1] / "test-results" / "recordings"

@@ -1,0 +1,343 @@
+"""Recorded sessions as regression cases: running an action the way the CLI does, a
+recording folder (`Case`), replaying it offline, and comparing outputs on the fields that
+stay stable between runs. Shared by `stream-browser record`, the recording scripts and
+`tests/test_recordings.py`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from browser_core import (
+    Driver,
+    Settings,
+    StreamBrowserError,
+)
+from browser_core._recording import (
+    SessionRecorder,
+)
+from browser_core._replay import RECORDINGS_DIR, replay_hook
+
+log = structlog.get_logger("search.recordings")
+
+ACTIONS = ("search", "read", "play")
+# Settings a recording pins (so the replayed URL is the recorded one), and action options.
+CASE_SETTINGS = (
+    "google_hl",
+    "google_gl",
+    "google_udm14",
+    "google_consent",
+    "read_max_chars",
+    "max_results",
+)
+ACTION_OPTIONS = ("read_top",)
+TEXT_OVERLAP_MIN = 0.8
+
+
+# -- running an action the way the CLI does ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ActionOutcome:
+    """An action's JSON output (the CLI's `--json`), its text form, and whether it succeeded."""
+
+    payload: dict[str, Any]
+    text: str
+    ok: bool
+
+
+async def _search(driver: Driver, arg: str, settings: Settings, read_top: int) -> ActionOutcome:
+    from search.providers.google import google_search, render_serp
+
+    serp, reads = await google_search(driver, arg, settings, read_top=read_top)
+    payload = {
+        "query": arg,
+        **serp.model_dump(mode="json"),
+        "reads": [r.model_dump(mode="json") for r in reads],
+    }
+    return ActionOutcome(payload, render_serp(serp, reads, settings.max_results), not serp.blocked)
+
+
+async def _read(driver: Driver, arg: str, settings: Settings, read_top: int) -> ActionOutcome:
+    from search.providers.read import describe, read_page
+
+    read = await read_page(driver, arg, settings)
+    return ActionOutcome(read.model_dump(mode="json"), describe(read), read.outcome == "ok")
+
+
+async def _play(driver: Driver, arg: str, settings: Settings, read_top: int) -> ActionOutcome:
+    from search.providers.youtube import describe, play
+
+    status = await play(driver, arg, settings)
+    return ActionOutcome(status.model_dump(mode="json"), describe(status), status.playing)
+
+
+_RUNNERS = {"search": _search, "read": _read, "play": _play}
+
+
+async def run_action(
+    driver: Driver, action: str, arg: str, settings: Settings, *, read_top: int = 0
+) -> ActionOutcome:
+    """Run `search`, `read` or `play` on the driver's owned tab; errors propagate."""
+    runner = _RUNNERS.get(action)
+    if runner is None:
+        raise StreamBrowserError(
+            f"unknown action {action!r}", hint=f"use one of {', '.join(ACTIONS)}"
+        )
+    return await runner(driver, arg, settings, read_top)
+
+
+def error_payload(exc: StreamBrowserError) -> dict[str, Any]:
+    """How a recording pins an action that failed (the CLI prints this on stderr)."""
+    return {"error": {"kind": exc.kind, "message": exc.message[:300]}}
+
+
+# -- recording folders ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Case:
+    """One folder of `tests/recordings/`: session.har, action.json, expected.json, README.md."""
+
+    path: Path
+    action: str
+    arg: str
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    @property
+    def har(self) -> Path:
+        return self.path / "session.har"
+
+    @property
+    def expected_path(self) -> Path:
+        return self.path / "expected.json"
+
+    def expected(self) -> dict[str, Any]:
+        try:
+            return dict(json.loads(self.expected_path.read_text(encoding="utf-8")))
+        except (OSError, ValueError) as exc:
+            raise StreamBrowserError(
+                f"{self.expected_path}: missing or not JSON",
+                hint="write it with `make update-recordings`",
+            ) from exc
+
+    def settings_for(self, base: Settings) -> Settings:
+        pinned = {k: v for k, v in self.options.items() if k in CASE_SETTINGS}
+        return base.model_copy(update=pinned)
+
+    @property
+    def read_top(self) -> int:
+        return int(self.options.get("read_top", 0))
+
+
+def load_case(folder: Path) -> Case:
+    """Read `folder/action.json`; a clear error when the folder is not a recording."""
+    spec_path = folder / "action.json"
+    try:
+        spec = json.loads(spec_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise StreamBrowserError(
+            f"{folder} is not a recording: {spec_path.name} is missing or not JSON",
+            hint="make one with `make record` or scripts/make_recording.py, or delete the folder",
+        ) from exc
+    action, options = spec.get("action"), dict(spec.get("options") or {})
+    unknown = sorted(set(options) - set(CASE_SETTINGS) - set(ACTION_OPTIONS))
+    if action not in ACTIONS or unknown or not (folder / "session.har").is_file():
+        raise StreamBrowserError(
+            f"{spec_path}: action {action!r}, unknown options {unknown}, "
+            f"HAR present: {(folder / 'session.har').is_file()}",
+            hint=f"action is one of {', '.join(ACTIONS)}; options are "
+            f"{', '.join(CASE_SETTINGS + ACTION_OPTIONS)}; session.har must be beside it",
+        )
+    return Case(folder, str(action), str(spec.get("arg", "")), options)
+
+
+def case_folders(root: Path = RECORDINGS_DIR) -> list[Path]:
+    """Every folder under `root` (each one is a test case), in name order."""
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
+
+
+def case_options(settings: Settings, action: str, read_top: int = 0) -> dict[str, Any]:
+    """The options a new recording pins: Google language and region, and `read_top`."""
+    options: dict[str, Any] = {}
+    if action in ("search", "play"):
+        options |= {
+            "google_hl": settings.google_hl,
+            "google_gl": settings.google_gl,
+            "google_udm14": settings.google_udm14,
+        }
+    if read_top:
+        options["read_top"] = read_top
+    return options
+
+
+def write_case(
+    folder: Path, action: str, arg: str, options: dict[str, Any], provenance: str
+) -> Case:
+    """Write action.json and README.md (the HAR is written by the recorder)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    spec = {"action": action, "arg": arg, "options": options}
+    (folder / "action.json").write_text(
+        json.dumps(spec, ensure_ascii=False, indent=2) + "\n", encoding="utf-8"
+    )
+    pinned = ", ".join(f"{k}={v}" for k, v in options.items()) or "defaults"
+    readme = (
+        f"# {folder.name}\n\n`{action}` {json.dumps(arg, ensure_ascii=False)} ({pinned})\n\n"
+        f"Provenance: {provenance}\n\nFiles: `session.har` (the network, scrubbed), "
+        "`action.json`, `expected.json` (the action's `--json` output when replayed).\n"
+        "Refresh `expected.json` with `make update-recordings`; see docs/debugging.md.\n"
+    )
+    (folder / "README.md").write_text(readme, encoding="utf-8")
+    return Case(folder, action, arg, options)
+
+
+def write_expected(case: Case, payload: dict[str, Any]) -> None:
+    text = json.dumps(payload, ensure_ascii=False, indent=2) + "\n"
+    case.expected_path.write_text(text, encoding="utf-8")
+
+
+async def run_case(
+    case: Case,
+    base: Settings,
+    *,
+    trace_path: Path | None = None,
+    keep_trace: Callable[[dict[str, Any]], bool] | None = None,
+    close_tab: bool = False,
+) -> dict[str, Any]:
+    """Replay `case` through the real browser path; its payload (or its error payload).
+
+    With `trace_path` a Playwright trace is recorded and kept when `keep_trace(payload)` says
+    so (always, without a predicate).
+    """
+    settings = case.settings_for(base)
+    recorder = SessionRecorder(trace_path=trace_path, title=case.name) if trace_path else None
+    hooks = [replay_hook(str(case.har))] + ([recorder.hook] if recorder else [])
+    driver = Driver(settings, page_hooks=tuple(hooks))
+    payload: dict[str, Any] = {}
+    try:
+        try:
+            payload = (
+                await run_action(driver, case.action, case.arg, settings, read_top=case.read_top)
+            ).payload
+        except StreamBrowserError as exc:
+            payload = error_payload(exc)
+        if recorder is not None:
+            await recorder.stop(keep_trace=keep_trace(payload) if keep_trace else True)
+    finally:
+        if close_tab:
+            await driver.close_owned_tab()
+        await driver.close()
+    return payload
+
+
+# -- comparing on stable fields ---------------------------------------------------------------
+
+
+def _stable_read(read: dict[str, Any]) -> dict[str, Any]:
+    return {k: read.get(k) for k in ("outcome", "status", "final_url", "title")}
+
+
+def stable_view(action: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """The fields a replay must reproduce exactly (text is compared by overlap instead)."""
+    if "error" in payload:
+        return {"error": payload["error"].get("kind")}
+    if action == "search":
+        return {
+            "blocked": payload.get("blocked"),
+            "results": [
+                {k: r.get(k) for k in ("rank", "title", "url")} for r in payload.get("results", [])
+            ],
+            "reads": [_stable_read(r) for r in payload.get("reads", [])],
+        }
+    if action == "read":
+        return _stable_read(payload)
+    return {k: payload.get(k) for k in ("video_id", "url", "playing")}
+
+
+def _texts(action: str, payload: dict[str, Any]) -> list[str]:
+    if action == "read":
+        return [str(payload.get("text", ""))]
+    if action == "search":
+        return [str(r.get("text", "")) for r in payload.get("reads", [])]
+    return []
+
+
+def text_overlap(a: str, b: str) -> float:
+    """Shared words over the longer text's words (1.0 for two empty texts)."""
+    left, right = Counter(a.split()), Counter(b.split())
+    longest = max(sum(left.values()), sum(right.values()))
+    return 1.0 if longest == 0 else sum((left & right).values()) / longest
+
+
+def compare(
+    action: str,
+    expected: dict[str, Any],
+    actual: dict[str, Any],
+    threshold: float = TEXT_OVERLAP_MIN,
+) -> list[str]:
+    """Readable differences between two outputs of the same case; empty when they agree."""
+    problems: list[str] = []
+    want, got = stable_view(action, expected), stable_view(action, actual)
+    if want != got:
+        diff = difflib.unified_diff(
+            json.dumps(want, ensure_ascii=False, indent=1).splitlines(),
+            json.dumps(got, ensure_ascii=False, indent=1).splitlines(),
+            "expected.json",
+            "replayed",
+            lineterm="",
+            n=2,
+        )
+        problems.append("stable fields differ:\n" + "\n".join(diff))
+    for index, (old, new) in enumerate(
+        zip(_texts(action, expected), _texts(action, actual), strict=False)
+    ):
+        overlap = text_overlap(old, new)
+        if overlap < threshold:
+            problems.append(
+                f"text {index}: word overlap {overlap:.2f} < {threshold:.2f} "
+                f"(expected {len(old.split())} words, got {len(new.split())}; "
+                f"got starts {new[:120]!r})"
+            )
+    return problems
+
+
+def summarize_change(action: str, old: dict[str, Any], new: dict[str, Any]) -> str:
+    """One line for update_recordings: "new", "unchanged", "unstable fields only" or what
+    changed on the stable fields."""
+    if not old:
+        return "new"
+    problems = compare(action, old, new, threshold=0.999)
+    if not problems:
+        return "unchanged" if old == new else "unstable fields only"
+    a, b = stable_view(action, old), stable_view(action, new)
+    parts = [
+        f"{key}: {_change(a.get(key), b.get(key))}"
+        for key in sorted(set(a) | set(b))
+        if a.get(key) != b.get(key)
+    ]
+    if any(p.startswith("text") for p in problems):
+        parts.append("text changed")
+    return "changed (" + "; ".join(parts) + ")"
+
+
+def _change(old: Any, new: Any) -> str:
+    if isinstance(old, list) and isinstance(new, list):
+        shared = min(len(old), len(new))
+        differ = sum(1 for x, y in zip(old, new, strict=False) if x != y)
+        return f"{len(old)} -> {len(new)} items, {differ} of the first {shared} differ"
+    before, after = (json.dumps(v, ensure_ascii=False)[:60] for v in (old, new))
+    return f"{before} -> {after}"
