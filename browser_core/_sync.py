@@ -89,3 +89,11 @@ class SyncDriver:
     def close(self) -> None:
         with contextlib.suppress(OperationTimeout):
             self.loop.run(self.driver.close(), 10)
+
+    def shutdown(self, *, close_tab: bool = True) -> None:
+        """Close the owned tab (tests), drop the connection and stop the loop thread."""
+        if close_tab:
+            with contextlib.suppress(OperationTimeout):
+                self.loop.run(self.driver.close_owned_tab(), 10)
+        self.close()
+        self.loop.stop()

@@ -7,6 +7,7 @@ Never raises and never hangs: every failure degrades to the next provider, then 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import re
 import threading
@@ -232,18 +233,21 @@ _default_lock = threading.Lock()
 
 def configure(settings: Settings | None = None) -> BrowseTool:
     """Set (or reset) the settings the module-level `browse_and_search` uses."""
-    global _default
     with _default_lock:
-        if _default is not None:
-            _default.close()
-        _default = BrowseTool(settings or load_settings())
-        return _default
+        return _replace_default(settings)
+
+
+def _replace_default(settings: Settings | None) -> BrowseTool:
+    global _default
+    if _default is not None:
+        _default.close()
+    _default = BrowseTool(settings or load_settings())
+    return _default
 
 
 def _tool() -> BrowseTool:
-    with _default_lock:
-        tool = _default
-    return tool if tool is not None else configure()
+    with _default_lock:  # one check-and-create, so racing threads share one tool
+        return _default if _default is not None else _replace_default(None)
 
 
 def browse_and_search(
@@ -262,11 +266,4 @@ async def abrowse_and_search(
     query: str, *, action: str = "auto", url: str | None = None, ctx: ToolContext | None = None
 ) -> ToolExecutionResult | None:
     """The async twin. Runs on the tool's own loop thread, so any event loop may await it."""
-    import asyncio
-
-    try:
-        tool = _tool()
-    except Exception:
-        log.exception("tool.not_configured")
-        return None
-    return await asyncio.to_thread(tool.call, query, action=action, url=url, ctx=ctx)
+    return await asyncio.to_thread(browse_and_search, query, action=action, url=url, ctx=ctx)

@@ -91,9 +91,7 @@ def settings(chrome: ChromeProcess, tmp_path: Path) -> Settings:
 def sync_driver(settings: Settings) -> Iterator[SyncDriver]:
     drv = SyncDriver(settings)
     yield drv
-    drv.call(drv.driver.close_owned_tab(), 10)
-    drv.close()
-    drv.loop.stop()
+    drv.shutdown()
 
 
 # pytest-playwright: use Debian's Chromium for its `page` fixture (never `playwright install`).

@@ -67,8 +67,7 @@ def test_a_new_driver_adopts_the_owned_tab_instead_of_opening_another(
         assert read_body(second, url) == "a"
         assert tabs(settings) == before
     finally:
-        second.close()
-        second.loop.stop()
+        second.shutdown(close_tab=False)
 
 
 def test_tab_count_stays_bounded_when_pages_open_popups(
@@ -198,9 +197,7 @@ def test_a_redirect_to_an_internal_address_is_refused(
 
         assert drv.run("where", where) == "about:blank"
     finally:
-        drv.call(drv.driver.close_owned_tab(), 10)
-        drv.close()
-        drv.loop.stop()
+        drv.shutdown()
 
 
 def test_dialogs_are_dismissed_and_downloads_cancelled(
@@ -279,8 +276,7 @@ def test_chrome_killed_mid_operation_fails_cleanly_then_recovers(
         start()
         assert read_body(drv, ok) == "ok"  # same driver, same process
     finally:
-        drv.close()
-        drv.loop.stop()
+        drv.shutdown(close_tab=False)
 
 
 def test_frozen_chrome_is_bounded_by_the_deadline(
@@ -300,8 +296,7 @@ def test_frozen_chrome_is_bounded_by_the_deadline(
         os.killpg(procs[-1].pid, signal.SIGCONT)
         assert read_body(drv, ok) == "ok"
     finally:
-        drv.close()
-        drv.loop.stop()
+        drv.shutdown(close_tab=False)
 
 
 def test_no_chrome_reports_cdp_unreachable_with_the_fix(tmp_path: Path) -> None:
@@ -316,8 +311,7 @@ def test_no_chrome_reports_cdp_unreachable_with_the_fix(tmp_path: Path) -> None:
         assert "stream-browser chrome" in str(info.value)
         assert info.value.kind == "cdp-unreachable"
     finally:
-        drv.close()
-        drv.loop.stop()
+        drv.shutdown(close_tab=False)
 
 
 def test_a_page_cannot_frame_or_probe_an_internal_service(

@@ -30,9 +30,7 @@ def web(settings: Settings) -> Iterator[tuple[SyncDriver, FakeWeb]]:
 
     drv.run("clear-cookies", fresh_profile)
     yield drv, fake
-    drv.call(drv.driver.close_owned_tab(), 10)
-    drv.close()
-    drv.loop.stop()
+    drv.shutdown()
 
 
 def redirect(location: str) -> Page:

@@ -35,9 +35,7 @@ def youtube(settings: Settings) -> Iterator[tuple[SyncDriver, FakeWeb]]:
     drv = SyncDriver(settings)
     drv.driver.page_hooks.append(web.hook)
     yield drv, web
-    drv.call(drv.driver.close_owned_tab(), 10)
-    drv.close()
-    drv.loop.stop()
+    drv.shutdown()
 
 
 def run(drv: SyncDriver, coro: Any) -> Any:
