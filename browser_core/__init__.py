@@ -7,6 +7,7 @@ from ._envelope import Envelope, envelope_result, neutralize, parse_envelope, wr
 from ._errors import (
     BlockedUrl,
     CdpUnreachable,
+    FailureKind,
     NavigationFailed,
     OperationTimeout,
     PageBlocked,
@@ -27,6 +28,7 @@ __all__ = [
     "Deadline",
     "Driver",
     "Envelope",
+    "FailureKind",
     "Hop",
     "LoopThread",
     "NavOutcome",

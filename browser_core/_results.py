@@ -7,6 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ._errors import FailureKind
+
 
 class Source(BaseModel):
     """One web source behind an answer."""
@@ -21,8 +23,9 @@ class Hop(BaseModel):
     provider: str
     ok: bool
     elapsed_ms: int
-    failure_kind: str | None = None
+    failure_kind: FailureKind | None = None
     detail: str | None = None
+    hint: str | None = None
 
 
 def utcnow() -> datetime:

@@ -19,31 +19,31 @@ from __future__ import annotations
 
 from typing import Any
 
-from browser_core import ProviderError
+from browser_core import FailureKind, ProviderError
 
 
 class GeminiError(ProviderError):
     """Gemini (CLI or REST) could not answer."""
 
-    failure_kind = "gemini-error"
+    failure_kind = FailureKind.GEMINI_ERROR
 
 
 class GeminiCliMissing(GeminiError):
     """No `gemini` executable was found."""
 
-    failure_kind = "gemini-cli-missing"
+    failure_kind = FailureKind.GEMINI_CLI_MISSING
 
 
 class GeminiAuthError(GeminiError):
     """No usable login: missing/expired Google-account login, or a missing/invalid API key."""
 
-    failure_kind = "gemini-auth"
+    failure_kind = FailureKind.GEMINI_AUTH
 
 
 class GeminiQuotaError(GeminiError):
     """Rate limit or quota exhausted; `final` when it will not clear today."""
 
-    failure_kind = "gemini-quota"
+    failure_kind = FailureKind.GEMINI_QUOTA
 
     def __init__(
         self,
@@ -62,19 +62,19 @@ class GeminiQuotaError(GeminiError):
 class GeminiTimeout(GeminiError, TimeoutError):
     """The Gemini CLI did not finish within `GEMINI_TIMEOUT_S` and was killed."""
 
-    failure_kind = "gemini-timeout"
+    failure_kind = FailureKind.GEMINI_TIMEOUT
 
 
 class GeminiUntrusted(GeminiError):
     """The CLI refused to run in an untrusted folder (exit 55)."""
 
-    failure_kind = "gemini-untrusted"
+    failure_kind = FailureKind.GEMINI_UNTRUSTED
 
 
 class GeminiCliError(GeminiError):
     """The CLI failed for another reason; `exit_code` says how it exited."""
 
-    failure_kind = "gemini-cli-error"
+    failure_kind = FailureKind.GEMINI_CLI_ERROR
 
     def __init__(self, message: str, *, exit_code: int | None = None, **context: Any) -> None:
         super().__init__(message, exit_code=exit_code, **context)
@@ -84,16 +84,16 @@ class GeminiCliError(GeminiError):
 class GeminiModelError(GeminiError):
     """No configured model exists (every model answered 404) or none is configured."""
 
-    failure_kind = "gemini-model"
+    failure_kind = FailureKind.GEMINI_MODEL
 
 
 class GeminiUnavailable(GeminiError):
     """The service is down or unreachable: 5xx, connection refused/reset, request timeout."""
 
-    failure_kind = "gemini-unavailable"
+    failure_kind = FailureKind.GEMINI_UNAVAILABLE
 
 
 class GeminiBadResponse(GeminiError):
     """An answer arrived but could not be used (not JSON, no candidates, no text)."""
 
-    failure_kind = "gemini-bad-response"
+    failure_kind = FailureKind.GEMINI_BAD_RESPONSE

@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 
 import structlog
 
-from browser_core import Settings, ToolExecutionResult, envelope_result
+from browser_core import FailureKind, Settings, ToolExecutionResult, envelope_result
 
 from ._cli import ask_cli
 from ._errors import GeminiError
@@ -79,7 +79,7 @@ async def _fail_open(
         log.error(
             "gemini.failed",
             provider=provider,
-            failure_kind="gemini-internal",
+            failure_kind=FailureKind.GEMINI_INTERNAL,
             error_type=type(exc).__name__,
             elapsed_ms=_elapsed_ms(started),
         )

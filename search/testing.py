@@ -35,7 +35,9 @@ class FakeProvider:
         self.calls.append(request)
         kind, _, arg = self.behaviour.partition(":")
         if kind == "fail":
-            raise ProviderError(f"{self.name} failed on purpose", failure_kind=arg or "fake")
+            raise ProviderError(
+                f"{self.name} failed on purpose", failure_kind=arg or "provider-error"
+            )
         if kind == "crash":
             raise RuntimeError(f"{self.name} crashed on purpose")
         if kind == "sleep":
