@@ -26,6 +26,7 @@ from ._chrome import cdp_version, close_target
 from ._errors import (
     BlockedUrl,
     CdpUnreachable,
+    FailureKind,
     NavigationFailed,
     OperationTimeout,
     ProviderError,
@@ -120,7 +121,7 @@ class Driver:
         except TimeoutError:
             bound.warning(
                 "driver.op_failed",
-                failure_kind="timeout",
+                failure_kind=FailureKind.TIMEOUT,
                 waited=True,
                 elapsed_ms=deadline.elapsed_ms(),
             )

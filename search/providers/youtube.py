@@ -20,6 +20,7 @@ from pydantic import BaseModel
 from browser_core import (
     Deadline,
     Driver,
+    FailureKind,
     NavigationFailed,
     Settings,
     Source,
@@ -89,7 +90,7 @@ async def _find_video(driver: Driver, page: Any, query: str, settings: Settings)
         raise NavigationFailed(
             f"YouTube found no playable video for {query[:100]!r}",
             hint="try other words or a video URL",
-            failure_kind="no-video",
+            failure_kind=FailureKind.NO_VIDEO,
         )
     return video
 
