@@ -6,6 +6,7 @@ import gzip
 import json
 import re
 import time
+from collections.abc import Callable
 from html import unescape
 from pathlib import Path
 from urllib.parse import unquote
@@ -49,8 +50,9 @@ AQL_DISAGREE = {"2021-07-17_google-bill-easley-sophisticated-prelude-1626498182"
 def test_parse_serp_should_match_approved_organic_urls_and_titles_in_order(stem: str) -> None:
     expected = json.loads((SERP / "aql-wayback" / f"{stem}.expected.json").read_text())["results"]
     page = parse_serp(page_for(SERP / "aql-wayback" / stem))
-    truth = [(norm(clean_google_url(r["url"]) or r["url"]), plain(r["title"]))
-             for r in expected or []]
+    truth = [
+        (norm(clean_google_url(r["url"]) or r["url"]), plain(r["title"])) for r in expected or []
+    ]
     assert [(norm(r.url), r.title) for r in page.results] == truth
     assert [r.rank for r in page.results] == list(range(1, len(truth) + 1))
 
@@ -95,6 +97,51 @@ def test_featured_snippet_should_be_the_answer_and_its_source_the_first_result()
     assert page.answer == facts["organic[0].snippet"]
 
 
+CROW = "aql-wayback/2020-12-20_google-crow-names-1608438374"
+RECORDINGS = Path(__file__).parent / "recordings"
+
+
+def recorded_body(case: str) -> str:
+    """The Google page a recording serves (the first HTML response of its HAR)."""
+    har = json.loads((RECORDINGS / case / "session.har").read_text(encoding="utf-8"))
+    for entry in har["log"]["entries"]:
+        if "html" in entry["response"]["content"].get("mimeType", ""):
+            return str(entry["response"]["content"]["text"])
+    raise AssertionError(f"{case}: no HTML response in its HAR")
+
+
+@pytest.mark.parametrize(
+    "html",
+    [
+        pytest.param(lambda: page_for(SERP / CROW), id="fixture"),
+        pytest.param(lambda: recorded_body("google-crow-names-en"), id="recording"),
+    ],
+)
+def test_snippets_should_be_descriptions_never_breadcrumbs(html: Callable[[], str]) -> None:
+    page = parse_serp(html())
+    assert len(page.results) == 10
+    for result in page.results:
+        assert "›" not in result.snippet and not result.snippet.startswith("www."), result
+    # Result 1 is the featured snippet's source: its description is the featured list.
+    first = page.results[0]
+    assert first.url.startswith("https://www.kidadl.com/articles/best-crow-and-raven-names")
+    assert first.snippet.startswith('Bartram (Scandinavian origin) meaning "bright raven".')
+    assert "Brainard" in first.snippet
+    assert page.results[1].snippet.startswith("A crow is a bird of the genus Corvus")
+
+
+def test_a_result_with_only_a_breadcrumb_should_get_no_snippet() -> None:
+    html = (
+        '<html><body><div id="rso"><div class="g"><a href="https://ex.org/a/b"><h3>Title A</h3>'
+        "</a><div><cite>ex.org<span> › a › b</span></cite><span>https://ex.org › a › b</span>"
+        '</div></div><div class="g"><a href="https://ex.org/c"><h3>Title C</h3></a>'
+        "<div><cite>ex.org</cite><span>Plain words that describe the page well.</span></div>"
+        "</div></div></body></html>"
+    )
+    page = parse_serp(html)
+    assert [r.snippet for r in page.results] == ["", "Plain words that describe the page well."]
+
+
 @pytest.mark.parametrize("name", ["google-nojs", "matrix-nojs"])
 def test_basic_html_layout_should_unwrap_url_q_redirects(name: str) -> None:
     facts = partial(f"zlurad-serp-parser/nojs/{name}")
@@ -103,7 +150,7 @@ def test_basic_html_layout_should_unwrap_url_q_redirects(name: str) -> None:
     assert all(not r.url.startswith("/url") and "google.com/url" not in r.url for r in page.results)
     for key, value in facts.items():
         if key.startswith("organic[") and isinstance(value, str):
-            index, field = int(key[8:key.index("]")]), key.split(".")[1]
+            index, field = int(key[8 : key.index("]")]), key.split(".")[1]
             got = page.results[index]
             if field == "url":
                 assert got.url == value
@@ -115,8 +162,10 @@ def test_basic_html_layout_should_unwrap_url_q_redirects(name: str) -> None:
 
 @pytest.mark.parametrize(
     "name",
-    ["2025-08-07_all_something_en_usa_infinite-scroll",
-     "2025-05-25_all_quantum-field-theory_ja-UI_tokyo"],
+    [
+        "2025-08-07_all_something_en_usa_infinite-scroll",
+        "2025-05-25_all_quantum-field-theory_ja-UI_tokyo",
+    ],
 )
 def test_rendered_2025_layouts_should_find_the_navigable_results(name: str) -> None:
     facts = partial(f"nwatab-search-navigator/{name}")
@@ -157,8 +206,10 @@ def test_captcha_page_should_be_blocked_not_raised() -> None:
 
 @pytest.mark.parametrize(
     "url",
-    ["https://www.google.com/sorry/index?continue=https://www.google.com/search%3Fq%3Dx",
-     "https://sorry.google.com/sorry/Captcha?continue=x"],
+    [
+        "https://www.google.com/sorry/index?continue=https://www.google.com/search%3Fq%3Dx",
+        "https://sorry.google.com/sorry/Captcha?continue=x",
+    ],
 )
 def test_sorry_urls_should_be_captcha_whatever_the_body(url: str) -> None:
     assert detect_interstitial("<html><body>x</body></html>", url) == "captcha"
@@ -166,10 +217,12 @@ def test_sorry_urls_should_be_captcha_whatever_the_body(url: str) -> None:
 
 @pytest.mark.parametrize(
     ("name", "url"),
-    [("google-before-you-continue.html", None),
-     ("google-before-you-continue.html", "https://consent.google.com/ml?continue=x"),
-     ("youtube-before-you-continue.html", None),
-     ("youtube-before-you-continue.html", "https://consent.youtube.com/m?continue=x")],
+    [
+        ("google-before-you-continue.html", None),
+        ("google-before-you-continue.html", "https://consent.google.com/ml?continue=x"),
+        ("youtube-before-you-continue.html", None),
+        ("youtube-before-you-continue.html", "https://consent.youtube.com/m?continue=x"),
+    ],
 )
 def test_consent_walls_should_be_detected(name: str, url: str | None) -> None:
     html = read(FIXTURES / "consent" / name)
@@ -187,7 +240,9 @@ def test_real_result_pages_should_not_look_like_walls() -> None:
 def test_clean_google_url_should_unwrap_redirects_and_drop_navigation() -> None:
     wrapped = "/url?q=https://example.org/a%3Fb%3D1&sa=U"
     assert clean_google_url(wrapped) == "https://example.org/a?b=1"
-    assert clean_google_url("https://www.google.com/url?url=https://x.org/&sa=t") == "https://x.org/"
+    assert (
+        clean_google_url("https://www.google.com/url?url=https://x.org/&sa=t") == "https://x.org/"
+    )
     assert clean_google_url("/search?q=more&start=10") is None
     assert clean_google_url("https://www.google.com/search?q=x") is None
     assert clean_google_url("https://developers.google.com/search/docs") is not None

@@ -97,6 +97,7 @@ _ANSWER_XPATHS = (
     '//*[contains(@class,"ILfuVd")]',
 )
 _SPACES = re.compile(r"\s+")
+_BREADCRUMB = re.compile(r"^(https?://)?[\w.-]+\.[a-z]{2,}(:\d+)?\s*(›.*)?$|^.*\s›\s.*$", re.I)
 
 
 def parse_serp(html: str, url: str | None = None) -> SerpPage:
@@ -272,15 +273,42 @@ def _snippet(block: _Element | None, anchor: _Element) -> str:
 
 
 def _fallback_snippet(block: _Element, anchor: _Element) -> str:
-    """The longest text leaf-ish element of the block outside the title link."""
+    """The longest text leaf-ish element of the block outside the title link; never the
+    breadcrumb (`site › path › ...`), which is an address, not a description. A featured
+    snippet's result is described by the featured text (its answer or list items)."""
+    featured = _featured_text(block)
+    if featured:
+        return featured
     best = ""
     for el in block.iter("span", "div"):
-        if _inside(el, anchor) or el.xpath(".//div"):
+        if _inside(el, anchor) or el.xpath(".//div") or _in_cite(el):
             continue
-        text = _text(el)
-        if len(text) > len(best) and not text.startswith(("http", "www.")):
+        text = _SPACES.sub(" ", "".join(el.xpath(".//text()[not(ancestor::cite)]"))).strip()
+        if len(text) > len(best) and not _is_breadcrumb(text):
             best = text
     return best if len(best) >= 20 else ""
+
+
+def _in_cite(el: _Element) -> bool:
+    return el.tag == "cite" or any(node.tag == "cite" for node in el.iterancestors())
+
+
+def _is_breadcrumb(text: str) -> bool:
+    """An address line: a URL, a host, or a `›`-separated path (Google's breadcrumb)."""
+    return bool(_BREADCRUMB.match(text)) or text.startswith(("http", "www.", "›"))
+
+
+def _featured_text(block: _Element) -> str:
+    """The description of a featured-snippet result: its answer text, or its list items."""
+    if not block.xpath('.//*[contains(@class,"xpdopen")]') and "xpdopen" not in _classes(block):
+        return ""
+    for xpath in _ANSWER_XPATHS:
+        for el in block.xpath("." + xpath):
+            text = _text(el)
+            if text:
+                return text
+    items = [t for t in (_text(li) for li in block.xpath(".//ol/li | .//ul/li")) if t]
+    return "; ".join(items)
 
 
 def _inside(el: _Element, container: _Element) -> bool:
