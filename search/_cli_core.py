@@ -27,6 +27,7 @@ from browser_core import (
 )
 from browser_core._chrome import load_state, save_state, state_file
 from browser_core._replay import replay_hook
+from search._recordings import flag_overrides, replay_plan
 from search._types import ToolContext
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -85,7 +86,16 @@ def _common(parser: argparse.ArgumentParser, *, replay: bool = True) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON")
     if replay:
         parser.add_argument(
-            "--replay", metavar="NAME_OR_HAR", help="serve the network from a recording (offline)"
+            "--replay",
+            metavar="NAME_OR_HAR",
+            help="serve the network from a recording (offline), with its recorded options",
+        )
+        parser.add_argument("--hl", metavar="LANG", help="Google language (default SB_GOOGLE_HL)")
+        parser.add_argument("--gl", metavar="REGION", help="Google region (default SB_GOOGLE_GL)")
+        parser.add_argument(
+            "--web",
+            action=argparse.BooleanOptionalAction,
+            help="Google's plain Web tab, udm=14 (default SB_GOOGLE_UDM14)",
         )
 
 
@@ -95,6 +105,19 @@ def _common(parser: argparse.ArgumentParser, *, replay: bool = True) -> None:
 def _driver(args: argparse.Namespace, settings: Settings) -> Driver:
     hooks = (replay_hook(args.replay),) if getattr(args, "replay", None) else ()
     return Driver(settings, page_hooks=hooks)
+
+
+def _settings(args: argparse.Namespace, app: Any, action: str | None, arg: str) -> Settings:
+    """The app's settings with `--hl/--gl/--web` on top; with `--replay`, the recording's
+    own options unless those flags name them (and a note when the query differs)."""
+    base: Settings = app.settings
+    overrides = flag_overrides(args)
+    if not getattr(args, "replay", None):
+        return base.model_copy(update=overrides)
+    plan = replay_plan(args.replay, base, action=action, arg=arg, overrides=overrides)
+    if plan.note:
+        print(f"stream-browser: note: {plan.note}", file=sys.stderr)
+    return plan.settings
 
 
 def _run(driver: Driver, make: Callable[[], Awaitable[Any]]) -> Any:
@@ -183,7 +206,10 @@ def cmd_search(args: argparse.Namespace, app: Any) -> int:
 
     if _empty(args.query, "search"):
         return EXIT_USAGE
-    settings: Settings = app.settings
+    try:
+        settings = _settings(args, app, "search", args.query)
+    except StreamBrowserError as exc:
+        return _fail(exc)
     driver = _driver(args, settings)
     try:
         serp, reads = _run(
@@ -206,7 +232,10 @@ def cmd_search(args: argparse.Namespace, app: Any) -> int:
 def cmd_read(args: argparse.Namespace, app: Any) -> int:
     from search.providers.read import describe, read_page
 
-    settings: Settings = app.settings
+    try:
+        settings = _settings(args, app, "read", args.url)
+    except StreamBrowserError as exc:
+        return _fail(exc)
     driver = _driver(args, settings)
     try:
         read = _run(driver, lambda: read_page(driver, args.url, settings))
@@ -221,7 +250,10 @@ def cmd_play(args: argparse.Namespace, app: Any) -> int:
 
     if _empty(args.target, "play"):
         return EXIT_USAGE
-    settings: Settings = app.settings
+    try:
+        settings = _settings(args, app, "play", args.target)
+    except StreamBrowserError as exc:
+        return _fail(exc)
     driver = _driver(args, settings)
     try:
         status = _run(driver, lambda: play(driver, args.target, settings))
@@ -252,7 +284,11 @@ def cmd_control(args: argparse.Namespace, app: Any) -> int:
 def cmd_ask(args: argparse.Namespace, app: Any) -> int:
     from search._tool import BrowseTool
 
-    settings: Settings = app.settings
+    action = None if args.action == "auto" else args.action
+    try:
+        settings = _settings(args, app, action, args.url or args.query)
+    except StreamBrowserError as exc:
+        return _fail(exc)
     broadcasting = {"true": True, "false": False, "none": None}[args.broadcasting]
     tool = BrowseTool(settings, driver=_driver(args, settings))
     try:

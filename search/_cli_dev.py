@@ -46,6 +46,7 @@ from search._recordings import (
     case_options,
     compare,
     error_payload,
+    replay_plan,
     run_action,
     run_case,
     write_case,
@@ -267,6 +268,11 @@ def cmd_debug(args: argparse.Namespace, app: Any) -> int:
     trace_path = Path(args.trace or default).expanduser().resolve()
     recorder = SessionRecorder(trace_path=trace_path, title=f"debug {args.action} {args.arg}")
     try:
+        if args.replay:  # the recording's own language, region and tab
+            plan = replay_plan(args.replay, settings, action=args.action, arg=args.arg)
+            settings = plan.settings
+            if plan.note:
+                print(f"stream-browser: note: {plan.note}", file=sys.stderr)
         driver = Driver(settings, page_hooks=_debug_hooks(args, recorder))
     except StreamBrowserError as exc:  # e.g. an unknown --replay name
         print(f"stream-browser: {exc.kind}: {exc}", file=sys.stderr)

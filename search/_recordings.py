@@ -24,7 +24,7 @@ from browser_core import (
 from browser_core._recording import (
     SessionRecorder,
 )
-from browser_core._replay import RECORDINGS_DIR, replay_hook
+from browser_core._replay import RECORDINGS_DIR, replay_hook, resolve_har
 
 log = structlog.get_logger("search.recordings")
 
@@ -242,6 +242,62 @@ async def run_case(
             await driver.close_owned_tab()
         await driver.close()
     return payload
+
+
+# -- replaying a recording from the command line ----------------------------------------------
+
+# Command-line flags that override a recording's pinned options (flag -> setting).
+OPTION_FLAGS = {"hl": "google_hl", "gl": "google_gl", "web": "google_udm14"}
+
+
+@dataclass(frozen=True)
+class ReplayPlan:
+    """What `--replay NAME` means for one command: the settings to run with (the recording's
+    options, command-line flags on top), and a note when the command differs from the
+    recorded one (a request the recording never saw is aborted)."""
+
+    settings: Settings
+    case: Case | None
+    note: str | None = None
+
+
+def flag_overrides(args: Any) -> dict[str, Any]:
+    """The settings the command line names explicitly (`--hl`, `--gl`, `--web`/`--no-web`)."""
+    values = {OPTION_FLAGS[flag]: getattr(args, flag, None) for flag in OPTION_FLAGS}
+    return {key: value for key, value in values.items() if value is not None}
+
+
+def replay_plan(
+    name_or_har: str,
+    settings: Settings,
+    *,
+    action: str | None,
+    arg: str | None,
+    overrides: dict[str, Any] | None = None,
+) -> ReplayPlan:
+    """Settings for replaying `name_or_har`: its recorded options unless `overrides` name
+    them. A bare HAR (no action.json beside it) keeps `settings` as they are."""
+    overrides = overrides or {}
+    folder = resolve_har(name_or_har).parent
+    if not (folder / "action.json").is_file():
+        return ReplayPlan(settings.model_copy(update=overrides), None)
+    case = load_case(folder)
+    pinned = {k: v for k, v in case.options.items() if k in CASE_SETTINGS and k not in overrides}
+    planned = settings.model_copy(update={**pinned, **overrides})
+    log.info("replay.options", recording=case.name, pinned=pinned, overrides=overrides)
+    return ReplayPlan(planned, case, _mismatch_note(case, action, arg))
+
+
+def _mismatch_note(case: Case, action: str | None, arg: str | None) -> str | None:
+    same_action = action is None or action == case.action
+    if same_action and (arg is None or arg.strip() == case.arg.strip()):
+        return None
+    asked = f"{action or 'this command'} {json.dumps(arg, ensure_ascii=False)}"
+    recorded = f"{case.action} {json.dumps(case.arg, ensure_ascii=False)}"
+    return (
+        f"recording {case.name!r} was made for `{recorded}`, not `{asked}`: requests it "
+        f"never saw are aborted (replay it with: stream-browser {recorded} --replay {case.name})"
+    )
 
 
 # -- comparing on stable fields ---------------------------------------------------------------

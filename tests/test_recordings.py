@@ -20,10 +20,12 @@ from search._recordings import (
     case_folders,
     compare,
     load_case,
+    replay_plan,
     run_case,
     stable_view,
     text_overlap,
 )
+from search.cli import main
 from tests.conftest import make_settings
 
 RESULTS_DIR = Path(__file__).resolve().parents[1] / "test-results" / "recordings"
@@ -107,3 +109,61 @@ def test_a_failed_action_is_pinned_by_its_failure_kind() -> None:
     payload = {"error": {"kind": "navigation-failed", "message": "could not open"}}
     assert stable_view("play", payload) == {"error": "navigation-failed"}
     assert compare("play", payload, {"video_id": "x", "url": "u", "playing": True})
+
+
+# -- replaying from the command line with only the recording's name ------------------------
+
+
+NO_ENV = ["--env-file", "/nonexistent/.env"]
+
+
+@pytest.fixture
+def cli_env(chrome: ChromeProcess, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI on the session Chromium, with the code defaults for Google's options."""
+    monkeypatch.setenv("CDP_PORT", str(chrome.port))
+    monkeypatch.setenv("SB_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("STREAM_BROWSER_CONFIG", str(tmp_path / "no-config.toml"))
+    for name in ("SB_GOOGLE_HL", "SB_GOOGLE_GL", "SB_GOOGLE_UDM14"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_search_replays_a_recording_with_only_its_name(
+    cli_env: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The recording pins hl=sv, gl=se: the replay asks for the recorded URL by itself."""
+    name = "google-matkasse-goteborg-sv"
+    assert main([*NO_ENV, "search", "matkasse göteborg", "--replay", name, "--json"]) == 0
+    out, err = capsys.readouterr()
+    data = json.loads(out)
+    expected = load_case(RECORDINGS_DIR / name).expected()
+    assert [r["url"] for r in data["results"]] == [r["url"] for r in expected["results"]]
+    assert "note:" not in err
+
+
+def test_a_flag_overrides_the_recorded_option(
+    cli_env: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--hl en` asks for a URL the Swedish recording never saw: the request is aborted."""
+    name = "google-matkasse-goteborg-sv"
+    code = main([*NO_ENV, "search", "matkasse göteborg", "--replay", name, "--hl", "en"])
+    assert code == 1
+    assert "ERR_FAILED" in capsys.readouterr().err
+
+
+def test_replaying_another_query_says_which_query_was_recorded(
+    cli_env: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    name = "google-matkasse-goteborg-sv"
+    assert main([*NO_ENV, "search", "matkasse stockholm", "--replay", name]) == 1
+    err = capsys.readouterr().err
+    assert f"recording '{name}' was made for `search \"matkasse göteborg\"`" in err
+    assert f'stream-browser search "matkasse göteborg" --replay {name}' in err
+
+
+def test_replay_plan_keeps_a_bare_har_as_configured(tmp_path: Path) -> None:
+    har = tmp_path / "x.har"
+    har.write_text('{"log": {"entries": []}}', encoding="utf-8")
+    base = make_settings(None, tmp_path, google_hl="de")
+    plan = replay_plan(str(har), base, action="search", arg="x", overrides={"google_gl": "at"})
+    assert plan.case is None and plan.note is None
+    assert (plan.settings.google_hl, plan.settings.google_gl) == ("de", "at")
