@@ -4,6 +4,11 @@ A URL typed by a stranger must not show local files or internal services on a pu
 stream: only http(s) is allowed, and hosts on loopback, private, link-local, CGNAT,
 multicast and cloud-metadata ranges are refused (also when a name resolves to them),
 unless the allow-list (`SB_ALLOW_HOSTS`, entries `host` or `host:port`) names them.
+
+URLs are parsed with a WHATWG URL Standard parser (`ada_url`, Chrome's reading of a URL)
+before any decision, so `http://%76m/`, `http://vm\\@example.com/`, `127.0.0.1%2e` and
+`0x7f000001` are the same host to us as to Chrome. The egress guard (`_egress`) reuses the
+address rules here after it has resolved a name.
 """
 
 from __future__ import annotations
@@ -12,7 +17,9 @@ import ipaddress
 import re
 import socket
 from collections.abc import Callable, Iterable
-from urllib.parse import urlsplit
+from dataclasses import dataclass
+
+import ada_url
 
 from ._errors import BlockedUrl
 
@@ -86,19 +93,55 @@ def _parse_ip(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None
     return ipaddress.IPv4Address(packed)
 
 
-def _allowed(host: str, port: int | None, allow: Iterable[str]) -> bool:
+def host_allowed(host: str, port: int | None, allow: Iterable[str]) -> bool:
+    """True if an `SB_ALLOW_HOSTS` entry (`host` or `host:port`) names this host and port."""
+    host = host.strip("[]").rstrip(".").lower()
     for entry in allow:
         entry = entry.strip().lower()
         if not entry:
             continue
-        if entry.startswith("[") or entry.count(":") != 1:
-            name, entry_port = entry.strip("[]"), None
-        else:
-            name, _, raw_port = entry.partition(":")
-            entry_port = int(raw_port) if raw_port.isdigit() else None
+        name, entry_port = _split_entry(entry)
         if name == host and (entry_port is None or entry_port == port):
             return True
     return False
+
+
+def _split_entry(entry: str) -> tuple[str, int | None]:
+    """`host`, `host:port`, `[v6]`, `[v6]:port` or a bare IPv6 address -> (host, port)."""
+    if entry.startswith("["):
+        name, _, rest = entry[1:].partition("]")
+        raw_port = rest[1:] if rest.startswith(":") else ""
+    elif entry.count(":") == 1:
+        name, _, raw_port = entry.partition(":")
+    else:
+        name, raw_port = entry, ""
+    return name.rstrip("."), int(raw_port) if raw_port.isdigit() else None
+
+
+@dataclass(frozen=True)
+class CanonicalUrl:
+    """A URL as Chrome reads it: canonical `href`, scheme, host (no brackets, no final dot)."""
+
+    href: str
+    scheme: str
+    host: str
+    port: int
+
+
+def canonical_url(url: str) -> CanonicalUrl:
+    """Parse `url` the WHATWG way (as Chrome does); raise `BlockedUrl` if it is not a URL."""
+    raw = url.strip()
+    try:
+        parts = ada_url.parse_url(raw)
+    except ValueError as exc:
+        raise BlockedUrl(
+            f"not a valid URL: {raw[:200]!r}", url=raw[:200], reason="invalid"
+        ) from exc
+    scheme = str(parts["protocol"]).rstrip(":").lower()
+    host = str(parts["hostname"]).strip("[]").rstrip(".").lower()
+    port = str(parts["port"])
+    default = {"https": 443, "wss": 443}.get(scheme, 80)
+    return CanonicalUrl(str(parts["href"]), scheme, host, int(port) if port else default)
 
 
 def check_url(
@@ -107,42 +150,44 @@ def check_url(
     *,
     resolver: Resolver | None = _resolve,
 ) -> str:
-    """Return the normalised URL if it may be opened, else raise `BlockedUrl` with the reason."""
-    raw = url.strip()
-    try:
-        parts = urlsplit(raw)
-        port = parts.port
-    except ValueError as exc:
-        raise BlockedUrl(f"not a valid URL: {raw[:200]!r}", url=raw, reason="invalid") from exc
-    scheme = parts.scheme.lower()
-    if scheme not in ALLOWED_SCHEMES:
+    """Return the canonical URL if it may be opened, else raise `BlockedUrl` with the reason.
+
+    The decision is taken on the canonical host (percent-decoded, IDNA, numeric IPv4 forms
+    normalised, trailing dot dropped), and the canonical `href` is what should be opened.
+    """
+    parsed = canonical_url(url)
+    if parsed.scheme not in ALLOWED_SCHEMES:
         raise BlockedUrl(
-            f"refused to open a {scheme or 'scheme-less'}: URL on the broadcast screen",
+            f"refused to open a {parsed.scheme or 'scheme-less'}: URL on the broadcast screen",
             hint="only http and https pages can be opened",
-            url=raw[:200],
+            url=parsed.href[:200],
             reason="scheme",
         )
-    host = (parts.hostname or "").rstrip(".").lower()
-    if not host:
-        raise BlockedUrl("URL has no host", url=raw[:200], reason="invalid")
-    try:
-        host = host.encode("idna").decode("ascii") if not host.isascii() else host
-    except UnicodeError as exc:
-        raise BlockedUrl(
-            f"invalid international host name {host!r}", url=raw[:200], reason="invalid"
-        ) from exc
-    if _allowed(host, port or (443 if scheme == "https" else 80), allow_hosts):
-        return raw
-    reason = _host_reason(host, resolver)
+    if not parsed.host:
+        raise BlockedUrl("URL has no host", url=parsed.href[:200], reason="invalid")
+    if host_allowed(parsed.host, parsed.port, allow_hosts):
+        return parsed.href
+    reason = _host_reason(parsed.host, resolver)
     if reason:
         raise BlockedUrl(
-            f"refused to open {host}: {reason}",
+            f"refused to open {parsed.host}: {reason}",
             hint="internal addresses are never shown on the stream; add the host to "
             "SB_ALLOW_HOSTS if this is intended",
-            url=raw[:200],
+            url=parsed.href[:200],
             reason=reason,
         )
-    return raw
+    return parsed.href
+
+
+def name_reason(host: str) -> str | None:
+    """Why `host` (a name or an address literal) is internal without any DNS, or None."""
+    return _host_reason(host.strip("[]").rstrip(".").lower(), None)
+
+
+def address_reason(address: str) -> str | None:
+    """Why a resolved address (`127.0.0.1`, `fe80::1%eth0`) is internal, or None."""
+    addr = _parse_ip(address.split("%", 1)[0])
+    return _address_reason(addr) if addr is not None else "not an IP address"
 
 
 def _host_reason(host: str, resolver: Resolver | None) -> str | None:

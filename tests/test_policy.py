@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from browser_core import BlockedUrl, check_url
@@ -79,7 +81,8 @@ def test_a_public_name_resolving_to_an_internal_address_is_refused() -> None:
     ],
 )
 def test_public_addresses_are_opened(url: str) -> None:
-    assert check_url(url, resolver=no_dns) == url
+    # The canonical (WHATWG) form is what gets opened: IDN hosts come back in punycode.
+    assert check_url(url, resolver=no_dns) == url.replace("bücher", "xn--bcher-kva")
 
 
 def test_the_allow_list_opens_exceptions_by_host_and_port() -> None:
@@ -97,3 +100,71 @@ def test_the_allow_list_opens_exceptions_by_host_and_port() -> None:
 def test_malformed_urls_are_refused_with_a_reason(url: str) -> None:
     with pytest.raises(BlockedUrl):
         check_url(url, resolver=no_dns)
+
+
+# -- parser differentials: we must read a URL exactly as Chrome does (WHATWG) ----------------
+
+
+def vm_resolver(seen: list[str]) -> Callable[[str], list[str]]:
+    """`vm` is a hosts-file name for loopback here; record which names were looked up."""
+
+    def resolve(host: str) -> list[str]:
+        seen.append(host)
+        return ["127.0.0.1"] if host == "vm" else []
+
+    return resolve
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://%76m:8765/",  # percent-encoded name
+        "http://vm:8765\\@example.com/",  # backslash is a path separator for http
+        "http://VM.:8765/",  # case and trailing dot
+        "http://v\tm:8765/",  # tabs and newlines are dropped inside a URL
+        "http://v\nm:8765/",
+    ],
+)
+def test_names_are_read_as_chrome_reads_them(url: str) -> None:
+    seen: list[str] = []
+    with pytest.raises(BlockedUrl, match="resolved from the name"):
+        check_url(url, resolver=vm_resolver(seen))
+    assert seen == ["vm"]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1%2e/",
+        "http://127.0.0.1:8765\\@example.com/",
+        "http://0x7f000001/",
+        "http://127.1/",
+        "http://0177.0.0.1/",
+        "http://127.0.0.1./",
+        "http://%31%32%37.0.0.1/",
+        "http://localhost./",
+        "http://LocalHost:80/",
+        "http://[::ffff:7f00:1]/",
+        "http://[0:0:0:0:0:0:0:1]/",
+    ],
+)
+def test_numeric_and_encoded_loopback_forms_are_refused(url: str) -> None:
+    seen: list[str] = []
+    with pytest.raises(BlockedUrl):
+        check_url(url, resolver=vm_resolver(seen))
+    assert seen == []  # decided on the canonical host, without DNS
+
+
+def test_the_canonical_url_is_what_gets_opened() -> None:
+    allow = ["vm:8765"]
+    assert check_url("http://vm:8765\\@example.com/", allow, resolver=no_dns) == (
+        "http://vm:8765/@example.com/"
+    )
+    assert check_url("http://%76m:8765/x", allow, resolver=no_dns) == "http://vm:8765/x"
+    # The allow-list matches the canonical host and port too.
+    assert check_url("http://0x7f000001:8000/", ["127.0.0.1:8000"], resolver=no_dns) == (
+        "http://127.0.0.1:8000/"
+    )
+    assert check_url("http://[::1]:9/", ["[::1]:9"], resolver=no_dns) == "http://[::1]:9/"
+    with pytest.raises(BlockedUrl):
+        check_url("http://[::1]:10/", ["[::1]:9"], resolver=no_dns)
