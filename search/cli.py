@@ -20,6 +20,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "search._cli_demo",
     "search._cli_dev",
     "search._cli_gemini",
+    "search._cli_mcp",
     "search._cli_parse",
 )
 

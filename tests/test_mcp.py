@@ -1,0 +1,341 @@
+"""The MCP faces, driven by the SDK's own client: `stream-browser mcp` over stdio (a real
+subprocess, the session Chromium, the Gemini fake) and the in-process server for the
+failure paths (a hang, a crash) that a real provider cannot be made to show on demand."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import urllib.request
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import ClientSession, StdioServerParameters, types
+from mcp.client.stdio import stdio_client
+from mcp.shared.memory import create_connected_server_and_client_session
+
+from browser_core import ChromeProcess, Hop, parse_envelope
+from browser_core._chrome import free_port
+from gemini.testing import write_fake_gemini
+from search import _mcp
+from search._mcp import TOOLS, build_server
+from search._routing import Walk
+from search._tool import BrowseTool
+from search._types import ToolContext
+from search.testing import FakeProvider
+from tests._server import LocalServer, Reply
+from tests.conftest import make_settings
+
+COMMAND = str(Path(sys.executable).parent / "stream-browser")
+ARTICLE = (
+    "<html><head><title>Harbour news</title></head><body><article><h1>Harbour news</h1>"
+    + "<p>The ferry to the islands now leaves every forty minutes in winter.</p>" * 6
+    + "</article></body></html>"
+)
+YOUTUBE_CASE = "youtube-play-first-result-ru"  # tests/recordings: real results page, local video
+NAMES = ["browse", "play", "pause", "resume", "stop", "status"]
+
+
+@pytest.fixture
+def mcp_env(tmp_path: Path, chrome: ChromeProcess) -> dict[str, str]:
+    """The server's environment: the session Chrome, the Gemini fake, nothing from `.env`."""
+    fake = write_fake_gemini(tmp_path / "bin", "success")
+    return {
+        "HOME": str(tmp_path),
+        "CDP_PORT": str(chrome.port),
+        "GEMINI_CLI": str(fake),
+        "SB_STATE_DIR": str(tmp_path / "state"),
+        "SB_ALLOW_HOSTS": "127.0.0.1",
+        "SB_CACHE_TTL_S": "0",
+        "SB_SETTLE_MS": "200",
+        "SB_LOG_FORMAT": "json",
+        "SB_LOG_LEVEL": "info",
+    }
+
+
+@pytest.fixture
+def own_tabs(chrome: ChromeProcess) -> Iterator[None]:
+    """Close the tabs a server subprocess opened in the shared session Chrome (a video in a
+    forgotten tab would keep playing for the rest of the session)."""
+    before = {t["id"] for t in _targets(chrome)}
+    yield
+    for target in _targets(chrome):
+        if target["id"] not in before and target.get("type") == "page":
+            with contextlib.suppress(OSError):
+                urllib.request.urlopen(f"{chrome.endpoint}/json/close/{target['id']}", timeout=5)
+
+
+def _targets(chrome: ChromeProcess) -> list[dict[str, Any]]:
+    with urllib.request.urlopen(f"{chrome.endpoint}/json/list", timeout=5) as reply:
+        return list(json.load(reply))
+
+
+@contextlib.asynccontextmanager
+async def stdio_session(env: dict[str, str], cwd: Path, *args: str) -> AsyncIterator[ClientSession]:
+    """`stream-browser mcp` as a host starts it; its stderr goes to cwd/mcp-stderr.log."""
+    params = StdioServerParameters(
+        command=COMMAND,
+        args=["--env-file", "/nonexistent/.env", "mcp", *args],
+        env=env,
+        cwd=str(cwd),
+    )
+    with (cwd / "mcp-stderr.log").open("a", encoding="utf-8") as errlog:
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            yield session
+
+
+def _text(result: types.CallToolResult) -> str:
+    return "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
+
+
+def _log_events(cwd: Path) -> list[dict[str, Any]]:
+    lines = (cwd / "mcp-stderr.log").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.startswith("{")]
+
+
+# -- stdio, against the real command --------------------------------------------------------
+
+
+def test_stdio_lists_six_tools_with_schemas_and_annotations(
+    mcp_env: dict[str, str], tmp_path: Path
+) -> None:
+    async def scenario() -> types.ListToolsResult:
+        async with stdio_session(mcp_env, tmp_path) as session:
+            return await session.list_tools()
+
+    listed = asyncio.run(scenario())
+    tools = {tool.name: tool for tool in listed.tools}
+    assert list(tools) == NAMES
+    browse = tools["browse"]
+    assert browse.inputSchema["required"] == ["query"]
+    assert browse.inputSchema["properties"]["action"]["enum"] == ["auto", "search", "read"]
+    assert browse.inputSchema["properties"]["broadcasting"]["type"] == ["boolean", "null"]
+    assert tools["play"].inputSchema["required"] == ["query"]
+    assert tools["pause"].inputSchema["properties"] == {}
+    for tool in listed.tools:
+        assert tool.title and tool.description
+        assert tool.outputSchema is not None and "reply_text" in tool.outputSchema["properties"]
+        notes = tool.annotations
+        assert notes is not None
+        assert notes.openWorldHint is True and notes.destructiveHint is False
+        assert notes.readOnlyHint is (tool.name == "status")
+    assert "UNTRUSTED WEB EXTRACT" in browse.description
+    assert "stream" in tools["play"].description
+
+
+def test_stdio_browse_reads_a_local_page_through_the_real_chromium_fenced(
+    mcp_env: dict[str, str], tmp_path: Path, http: LocalServer, own_tabs: None
+) -> None:
+    url = http.route("/harbour", Reply(ARTICLE))
+
+    async def scenario() -> types.CallToolResult:
+        async with stdio_session(mcp_env, tmp_path) as session:
+            return await session.call_tool(
+                "browse",
+                {"query": "ferry times", "action": "read", "url": url, "broadcasting": True},
+            )
+
+    result = asyncio.run(scenario())
+    assert not result.isError, _text(result)
+    envelope = parse_envelope(_text(result))  # the text content is the fenced envelope
+    assert "forty minutes" in envelope.body
+    assert envelope.header["sources"] == url
+    data = result.structuredContent
+    assert data is not None
+    assert data["provider"] == "read" and data["success"] is True
+    assert [hop["provider"] for hop in data["chain"]] == ["read"]
+    assert "/harbour" in http.requests  # Chromium really fetched it
+    events = [e["event"] for e in _log_events(tmp_path)]  # logs on stderr, not in the protocol
+    assert "mcp.stdio_ready" in events and "mcp.call" in events
+
+
+def test_stdio_play_plays_the_local_youtube_stand_in(
+    mcp_env: dict[str, str], tmp_path: Path, own_tabs: None
+) -> None:
+    expected = json.loads(
+        (Path(__file__).parent / "recordings" / YOUTUBE_CASE / "expected.json").read_text()
+    )
+
+    async def scenario() -> types.CallToolResult:
+        async with stdio_session(mcp_env, tmp_path, "--replay", YOUTUBE_CASE) as session:
+            return await session.call_tool("play", {"query": "как выбить душу моба"})
+
+    result = asyncio.run(scenario())
+    assert not result.isError, _text(result)
+    data = result.structuredContent
+    assert data is not None and data["provider"] == "youtube"
+    assert data["data"]["video_id"] == expected["video_id"]
+    assert data["data"]["playing"] is True
+    assert "Now playing on the stream: Test Pattern Tone" in parse_envelope(_text(result)).body
+
+
+def test_stdio_failing_providers_give_a_tool_error_with_each_failure_kind(
+    mcp_env: dict[str, str], tmp_path: Path
+) -> None:
+    write_fake_gemini(tmp_path / "bin", "auth-exit-41")
+    env = {**mcp_env, "CDP_PORT": str(free_port())}  # nothing listens: Chrome is "down"
+
+    async def scenario() -> types.CallToolResult:
+        async with stdio_session(env, tmp_path) as session:
+            return await session.call_tool(
+                "browse", {"query": "why is the sky blue", "broadcasting": True}
+            )
+
+    result = asyncio.run(scenario())
+    assert result.isError
+    text = _text(result)
+    assert "failure_kind: cdp-unreachable" in text
+    assert "stream-browser chrome" in text  # the fix
+    assert "gemini: gemini-auth" in text
+    data = result.structuredContent
+    assert data is not None and data["failure_kind"] == "cdp-unreachable"
+    assert [(h["provider"], h["failure_kind"]) for h in data["chain"]] == [
+        ("google", "cdp-unreachable"),
+        ("gemini", "gemini-auth"),
+    ]
+
+
+def test_stdio_refuses_a_metadata_address_before_anything_connects(
+    mcp_env: dict[str, str], tmp_path: Path
+) -> None:
+    async def scenario() -> types.CallToolResult:
+        async with stdio_session(mcp_env, tmp_path) as session:
+            return await session.call_tool(
+                "browse",
+                {"query": "http://169.254.169.254/latest/meta-data/", "broadcasting": True},
+            )
+
+    result = asyncio.run(scenario())
+    assert result.isError
+    data = result.structuredContent
+    assert data is not None and data["failure_kind"] == "blocked-url"
+    assert [h["provider"] for h in data["chain"]] == ["policy"]  # no provider ran
+
+
+def test_protocol_stdout_sends_stray_output_and_children_to_stderr(tmp_path: Path) -> None:
+    code = (
+        "import os\n"
+        "from search._mcp import protocol_stdout\n"
+        "with protocol_stdout() as out:\n"
+        "    print('stray print')\n"
+        "    os.system('echo child process')\n"
+        "    out.write('frame\\n'); out.flush()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout == "frame\n"
+    assert "stray print" in done.stderr and "child process" in done.stderr
+
+
+# -- in process, through the SDK's memory transport -----------------------------------------
+
+
+def _fake_tool(tmp_path: Path, **behaviours: str) -> BrowseTool:
+    from search import Registry
+
+    registry = Registry()
+    for name in ("google", "read", "youtube", "gemini"):
+        registry.register(FakeProvider(name, behaviour=behaviours.get(name, "ok")))
+    return BrowseTool(make_settings(None, tmp_path), registry=registry)
+
+
+async def _call(server: Any, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+    async with create_connected_server_and_client_session(server) as session:
+        return await session.call_tool(name, arguments)
+
+
+def test_a_call_that_never_returns_becomes_a_deadline_tool_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async def hangs(query: str, *, action: str, url: str | None, ctx: ToolContext) -> Walk:
+        await asyncio.sleep(3600)
+        raise AssertionError("unreachable")
+
+    monkeypatch.setattr(_mcp, "GRACE_S", 0.0)
+    server = build_server(hangs, deadline_s=0.2)
+    result = asyncio.run(_call(server, "browse", {"query": "anything"}))
+    assert result.isError
+    assert result.structuredContent is not None
+    assert result.structuredContent["failure_kind"] == "deadline"
+
+
+def test_a_crash_becomes_an_internal_error_tool_result_not_a_protocol_error() -> None:
+    async def crashes(query: str, *, action: str, url: str | None, ctx: ToolContext) -> Walk:
+        raise RuntimeError("boom")
+
+    result = asyncio.run(_call(build_server(crashes, deadline_s=5), "status", {}))
+    assert result.isError
+    assert "failure_kind: internal-error" in _text(result)
+    assert "RuntimeError: boom" in _text(result)
+
+
+def test_each_tool_passes_its_action_and_arguments_to_the_one_entry() -> None:
+    seen: list[tuple[str, str, str | None, bool | None]] = []
+
+    async def records(query: str, *, action: str, url: str | None, ctx: ToolContext) -> Walk:
+        seen.append((query, action, url, ctx.broadcasting))
+        return Walk(None, [Hop(provider="fake", ok=False, elapsed_ms=1, failure_kind="no-video")])
+
+    server = build_server(records, deadline_s=5)
+
+    async def scenario() -> None:
+        async with create_connected_server_and_client_session(server) as session:
+            await session.call_tool(
+                "browse", {"query": "q", "action": "read", "url": "https://a.example/"}
+            )
+            await session.call_tool("browse", {"query": "q2", "broadcasting": False})
+            await session.call_tool("play", {"query": "lofi"})
+            for name in ("pause", "resume", "stop", "status"):
+                await session.call_tool(name, {})
+
+    asyncio.run(scenario())
+    assert seen == [
+        ("q", "read", "https://a.example/", None),
+        ("q2", "auto", None, False),
+        ("lofi", "play", None, None),
+        ("", "pause", None, None),
+        ("", "resume", None, None),
+        ("", "stop", None, None),
+        ("", "status", None, None),
+    ]
+
+
+def test_a_bad_argument_is_a_tool_error_naming_it() -> None:
+    async def never(query: str, *, action: str, url: str | None, ctx: ToolContext) -> Walk:
+        raise AssertionError("must not be called")
+
+    result = asyncio.run(
+        _call(build_server(never, deadline_s=5), "browse", {"query": "q", "action": "play"})
+    )
+    assert result.isError
+    assert "action" in _text(result)
+
+
+def test_in_process_tool_answers_in_the_envelope_with_structured_data(tmp_path: Path) -> None:
+    tool = _fake_tool(tmp_path, google="fail:captcha")
+    server = build_server(tool.arun, deadline_s=tool.settings.call_deadline_s)
+    result = asyncio.run(_call(server, "browse", {"query": "sky colour", "broadcasting": True}))
+    assert not result.isError
+    assert "fake answer from gemini" in parse_envelope(_text(result)).body
+    data = result.structuredContent
+    assert data is not None and data["provider"] == "gemini"
+    assert [(h["provider"], h["failure_kind"]) for h in data["chain"]] == [
+        ("google", "captcha"),
+        ("gemini", None),
+    ]
+
+
+def test_tool_names_are_the_declared_ones() -> None:
+    assert [tool.name for tool in TOOLS] == NAMES
+    assert os.path.exists(COMMAND), "the console script is installed beside this Python"
