@@ -35,6 +35,7 @@ _TOML_KEYS: dict[str, str] = {
     "timeouts.settle_ms": "settle_ms",
     "timeouts.call_deadline_s": "call_deadline_s",
     "google.hl": "google_hl",
+    "google.hl_fallback": "google_hl_fallback",
     "google.gl": "google_gl",
     "google.udm14": "google_udm14",
     "google.consent": "google_consent",
@@ -93,7 +94,9 @@ class Settings(BaseSettings):
     state_dir: str = Field(default="~/.cache/stream-browser", validation_alias="SB_STATE_DIR")
 
     # Google
-    google_hl: str = Field(default="en", validation_alias="SB_GOOGLE_HL")
+    # "auto": hl and gl follow the query's script (Hangul -> ko/kr, ...), else the fallback.
+    google_hl: str = Field(default="auto", validation_alias="SB_GOOGLE_HL")
+    google_hl_fallback: str = Field(default="en", validation_alias="SB_GOOGLE_HL_FALLBACK")
     google_gl: str = Field(default="us", validation_alias="SB_GOOGLE_GL")
     google_udm14: bool = Field(default=False, validation_alias="SB_GOOGLE_UDM14")
     google_consent: Literal["reject", "accept"] = Field(

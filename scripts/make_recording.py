@@ -289,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
         chrome = launch_chrome(port=port, user_data_dir=f"{tmp}/profile", headless=True)
         try:
             settings = scratch_settings(port, f"{tmp}/state", parse_options(args.option or []))
-            options = case_options(settings, args.action, args.read_top)
+            options = case_options(settings, args.action, args.read_top, arg=args.arg)
             options |= parse_options(args.option or [])
             live = asyncio.run(record(args, settings, folder))
             if args.url and args.url != action_url(args.action, args.arg, settings):

@@ -90,6 +90,7 @@ def ensure_chrome(settings: Settings, *, headless: bool) -> ChromeProcess | None
         binary=settings.chrome_binary,
         headless=headless,
         window=settings.window,
+        allow_hosts=settings.allow_hosts,
     )
     save_state(settings.state_dir, proc)
     print(
@@ -353,7 +354,7 @@ def cmd_record(args: argparse.Namespace, app: Any) -> int:
         folder,
         args.action,
         args.arg,
-        case_options(settings, args.action, args.read_top),
+        case_options(settings, args.action, args.read_top, arg=args.arg),
         f"recorded live with `stream-browser record` on {stamp} "
         f"({len(recorder.urls)} requests seen, scrubbed)",
     )

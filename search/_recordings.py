@@ -25,6 +25,7 @@ from browser_core._recording import (
     SessionRecorder,
 )
 from browser_core._replay import RECORDINGS_DIR, replay_hook, resolve_har
+from search._language import google_locale
 
 log = structlog.get_logger("search.recordings")
 
@@ -171,15 +172,17 @@ def case_folders(root: Path = RECORDINGS_DIR) -> list[Path]:
     return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
 
 
-def case_options(settings: Settings, action: str, read_top: int = 0) -> dict[str, Any]:
-    """The options a new recording pins: Google language and region, and `read_top`."""
+def case_options(
+    settings: Settings, action: str, read_top: int = 0, *, arg: str = ""
+) -> dict[str, Any]:
+    """The options a new recording pins: Google language and region (as resolved for `arg`
+    when `SB_GOOGLE_HL=auto`, so the replay asks for the recorded URL), and `read_top`."""
     options: dict[str, Any] = {}
     if action in ("search", "play"):
-        options |= {
-            "google_hl": settings.google_hl,
-            "google_gl": settings.google_gl,
-            "google_udm14": settings.google_udm14,
-        }
+        hl, gl = google_locale(
+            arg, settings.google_hl, settings.google_gl, settings.google_hl_fallback
+        )
+        options |= {"google_hl": hl, "google_gl": gl, "google_udm14": settings.google_udm14}
     if read_top:
         options["read_top"] = read_top
     return options

@@ -64,6 +64,76 @@ def test_search_shows_the_real_address_and_parses_results_in_order(
     assert current_url(drv).startswith("https://www.google.com/search?q=crow+names&hl=en&gl=us")
 
 
+JA = "serp/aql-wayback/2020-12-25_google-chi-zhen-nzhong-rong-keteru-1608917828"
+# Hand-written to the shape of a 2020 desktop result page (no Korean-query page was found in
+# any public test suite): two organic results with Korean titles and descriptions.
+KO_PAGE = (
+    '<html lang="ko"><head><title>서울 날씨 - Google 검색</title></head><body><div id="rso">'
+    + "".join(
+        f'<div class="g"><div class="rc"><a href="{url}"><h3>{title}</h3></a>'
+        f'<div><span class="aCOpRe">{text}</span></div></div></div>'
+        for url, title, text in (
+            (
+                "https://weather.example.kr/seoul",
+                "서울 날씨 예보",
+                "오늘 서울은 맑고 기온은 12도입니다.",
+            ),
+            ("https://news.example.kr/w", "주간 날씨", "이번 주 전국 날씨를 알려 드립니다."),
+        )
+    )
+    + "</div></body></html>"
+)
+
+
+def localized(pages: dict[tuple[str, str], str]) -> Any:
+    """A stand-in for google.com that answers only the language and region asked for."""
+
+    def answer(request: Any) -> Page:
+        query = parse_qs(request.url.split("?", 1)[1])
+        body = pages.get((query["hl"][0], query["gl"][0]))
+        return Page(body) if body else Page("<html><body>wrong language</body></html>", 404)
+
+    return answer
+
+
+def test_a_korean_query_asks_google_in_korean_for_korea(
+    web: tuple[SyncDriver, FakeWeb], settings: Settings
+) -> None:
+    drv, fake = web
+    assert settings.google_hl == "auto"  # the default, from playwright.config.toml
+    fake.add("https://www.google.com/search", localized({("ko", "kr"): KO_PAGE}))
+    serp, _ = drv.call(google_search(drv.driver, "서울 날씨", settings), 30)
+    requested = [url for url in fake.seen if url.startswith("https://www.google.com/search")]
+    assert parse_qs(requested[0].split("?", 1)[1])["hl"] == ["ko"]
+    assert "&hl=ko&gl=kr" in requested[0]
+    assert [r.title for r in serp.results] == ["서울 날씨 예보", "주간 날씨"]
+    assert serp.results[0].snippet == "오늘 서울은 맑고 기온은 12도입니다."
+
+
+def test_a_japanese_query_gets_the_recorded_japanese_page(
+    web: tuple[SyncDriver, FakeWeb], settings: Settings
+) -> None:
+    drv, fake = web
+    fake.add(
+        "https://www.google.com/search",
+        localized({("ja", "jp"): fixture_text(f"{JA}.html.gz")}),
+    )
+    serp, _ = drv.call(google_search(drv.driver, "歯 真ん中溶けてる", settings), 30)
+    assert "&hl=ja&gl=jp" in current_url(drv)
+    assert [r.url for r in serp.results] == expected_urls(JA)[: len(serp.results)]
+    assert len(serp.results) >= 5
+
+
+def test_a_fixed_language_setting_wins_over_the_query(
+    web: tuple[SyncDriver, FakeWeb], settings: Settings
+) -> None:
+    drv, fake = web
+    fixed = settings.model_copy(update={"google_hl": "en", "google_gl": "us"})
+    fake.add("https://www.google.com/search", localized({("en", "us"): KO_PAGE}))
+    serp, _ = drv.call(google_search(drv.driver, "서울 날씨", fixed), 30)
+    assert "&hl=en&gl=us" in current_url(drv) and len(serp.results) == 2
+
+
 def test_the_provider_wraps_a_speakable_answer_in_the_envelope(
     web: tuple[SyncDriver, FakeWeb], settings: Settings
 ) -> None:

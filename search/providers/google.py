@@ -24,6 +24,7 @@ from browser_core import (
     ToolExecutionResult,
     envelope_result,
 )
+from search._language import google_locale
 from search._types import Request
 from search.parsers._models import SerpPage
 from search.parsers.google import parse_serp
@@ -54,8 +55,12 @@ _CONSENT_TEXT = {
 
 
 def search_url(query: str, settings: Settings) -> str:
-    """The Google results URL for `query` with the configured language, region and tab."""
-    params = {"q": query, "hl": settings.google_hl, "gl": settings.google_gl}
+    """The Google results URL for `query` with the configured language, region and tab
+    (`SB_GOOGLE_HL=auto`: the language and region the query's script points to)."""
+    hl, gl = google_locale(
+        query, settings.google_hl, settings.google_gl, settings.google_hl_fallback
+    )
+    params = {"q": query, "hl": hl, "gl": gl}
     if settings.google_udm14:
         params["udm"] = "14"
     return "https://www.google.com/search?" + urlencode(params)

@@ -1,0 +1,86 @@
+"""Google's interface language and region from the query's script (`SB_GOOGLE_HL=auto`).
+
+A Korean query searched with `hl=en&gl=us` gets English snippets and US-ranked pages that
+the brain then reads aloud in the wrong language. The script of the query's letters says
+more than any default: Hangul is Korean, kana is Japanese, Thai is Thai. Scripts shared by
+many languages (Latin, and Arabic or Han for the region) keep the configured value.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass
+
+AUTO = "auto"
+
+
+@dataclass(frozen=True)
+class Locale:
+    """A Google `hl` (interface language) and `gl` (region); `gl=None` keeps the configured
+    region, for scripts written in many countries."""
+
+    hl: str
+    gl: str | None
+
+
+# Unicode name prefix of a letter -> the locale its script says most likely.
+_SCRIPTS: dict[str, Locale] = {
+    "HANGUL": Locale("ko", "kr"),
+    "HIRAGANA": Locale("ja", "jp"),
+    "KATAKANA": Locale("ja", "jp"),
+    "CJK": Locale("zh-CN", None),
+    "CYRILLIC": Locale("ru", "ru"),
+    "ARABIC": Locale("ar", None),
+    "THAI": Locale("th", "th"),
+    "HEBREW": Locale("iw", "il"),
+    "GREEK": Locale("el", "gr"),
+    "DEVANAGARI": Locale("hi", "in"),
+    "BENGALI": Locale("bn", None),
+    "TAMIL": Locale("ta", "in"),
+    "GEORGIAN": Locale("ka", "ge"),
+    "ARMENIAN": Locale("hy", "am"),
+}
+# Letters that single out one language among those sharing a script.
+_MARKERS: tuple[tuple[str, str, Locale], ...] = (
+    ("CYRILLIC", "іїєґІЇЄҐ", Locale("uk", "ua")),
+    ("ARABIC", "پچژگ", Locale("fa", "ir")),
+)
+# Kana or Hangul anywhere decide, whatever share of Han characters surrounds them.
+_DECISIVE = ("HIRAGANA", "KATAKANA", "HANGUL")
+
+
+def _script(char: str) -> str | None:
+    if not char.isalpha() or char.isascii():
+        return None
+    name = unicodedata.name(char, "")
+    prefix = name.split(" ", 1)[0]
+    if prefix in _SCRIPTS:
+        return prefix
+    if name.startswith("HALFWIDTH KATAKANA"):
+        return "KATAKANA"
+    return None
+
+
+def script_locale(query: str) -> Locale | None:
+    """The locale the query's letters point to; None for Latin-only (or no) letters."""
+    counts = Counter(script for script in map(_script, query) if script)
+    if not counts:
+        return None
+    decisive = [script for script in _DECISIVE if counts[script]]
+    script = decisive[0] if decisive else counts.most_common(1)[0][0]
+    for marked_script, letters, locale in _MARKERS:
+        if script == marked_script and any(letter in query for letter in letters):
+            return locale
+    return _SCRIPTS[script]
+
+
+def google_locale(query: str, hl: str, gl: str, fallback_hl: str = "en") -> tuple[str, str]:
+    """The `(hl, gl)` to search `query` with: a fixed `hl` is kept as configured; `hl=auto`
+    follows the query's script, else `fallback_hl` with the configured region."""
+    if hl.strip().lower() != AUTO:
+        return hl, gl
+    locale = script_locale(query)
+    if locale is None:
+        return fallback_hl, gl
+    return locale.hl, locale.gl or gl
