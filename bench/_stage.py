@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench._serve import BenchServer
+from bench._serve import MAPPED_HOSTS, BenchServer
 from browser_core import ChromeProcess, Settings, build_settings, launch_chrome, stop_pid
 from browser_core._chrome import free_port
 
@@ -34,7 +34,8 @@ class Stage:
         """Start Chrome again on the same port and profile (after a kill)."""
         self.chrome = launch_chrome(port=self.chrome.port, user_data_dir=self.chrome.user_data_dir,
                                     headless=self.chrome.headless,
-                                    extra_args=self.server.chrome_args())
+                                    extra_args=self.server.chrome_args(),
+                                    **guard_args(self.server, self.chrome.egress_port is not None))
         return self.chrome
 
     def close(self) -> None:
@@ -58,15 +59,28 @@ def stage_settings(port: int, tmp: Path, **extra: Any) -> Settings:
     return build_settings(**values)
 
 
-def open_stage(*, headful: bool = False, tmp: Path | None = None, **settings: Any) -> Stage:
-    """Start the server and a Chromium mapped to it; add routes with `stage.server.add`."""
+def guard_args(server: BenchServer, egress: bool = True) -> dict[str, Any]:
+    """`launch_chrome` arguments for the egress guard: the mapped hosts go to `server` (the
+    guard does what `--host-resolver-rules` does without a proxy), every other name fails,
+    and the server's own address is allowed."""
+    target = f"127.0.0.1:{server.port}"
+    return {"egress": egress, "allow_hosts": (target,),
+            "host_map": {**{host: target for host in MAPPED_HOSTS}, "*": ""}}
+
+
+def open_stage(*, headful: bool = False, tmp: Path | None = None, egress: bool = True,
+               **settings: Any) -> Stage:
+    """Start the server and a Chromium mapped to it; add routes with `stage.server.add`.
+
+    Chromium runs behind the egress guard unless `egress=False` (the bench compares both)."""
     owns = tmp is None
     folder = Path(tempfile.mkdtemp(prefix="sb-stage-")) if tmp is None else tmp
     server = BenchServer(folder / "cert")
     port = free_port()
     try:
         chrome = launch_chrome(port=port, user_data_dir=str(folder / "profile"),
-                               headless=not headful, extra_args=server.chrome_args())
+                               headless=not headful, extra_args=server.chrome_args(),
+                               **guard_args(server, egress))
     except BaseException:
         server.stop()
         raise

@@ -3,6 +3,8 @@
 Chrome 136+ refuses CDP on the default profile, so a dedicated `--user-data-dir` is used and
 kept between runs. CDP is bound to 127.0.0.1 only. The background-networking flags stop a
 machine without internet from seeing Chromium's own connections fail many times a second.
+By default Chrome is started behind the egress guard (`_egress`, a SOCKS5 proxy process whose
+life follows Chrome's), so every connection it makes is checked after name resolution.
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,6 +41,8 @@ class ChromeProcess:
     display: str | None = None
     xvfb_pid: int | None = None
     headless: bool = False
+    egress_pid: int | None = None
+    egress_port: int | None = None
 
 
 def find_chrome(explicit: str = "") -> str:
@@ -159,6 +165,60 @@ def _chrome_env(display: str | None) -> dict[str, str]:
     return env
 
 
+def egress_args(proxy_port: int) -> tuple[str, ...]:
+    """Chrome flags that send every connection (loopback too) through the guard on
+    127.0.0.1:`proxy_port`, names unresolved; WebRTC may not use UDP around it."""
+    return (
+        f"--proxy-server=socks5://127.0.0.1:{proxy_port}",
+        "--proxy-bypass-list=<-loopback>",
+        "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+    )
+
+
+def start_egress_guard(
+    proxy_port: int,
+    chrome_pid: int,
+    *,
+    allow_hosts: Iterable[str] = (),
+    host_map: Mapping[str, str] | None = None,
+    log_path: Path | None = None,
+    timeout_s: float = 10.0,
+) -> int:
+    """Start the guard process on 127.0.0.1:`proxy_port`, tied to `chrome_pid`; its pid.
+
+    It runs in a session of its own, so it outlives the caller (the service may restart)
+    and exits by itself within a second of Chrome exiting.
+    """
+    cmd = [sys.executable, "-m", "browser_core._egress", "--port", str(proxy_port)]
+    cmd += ["--watch-pid", str(chrome_pid)]
+    cmd += [f"--allow={entry}" for entry in allow_hosts if entry.strip()]
+    cmd += [f"--map={name}={target}" for name, target in (host_map or {}).items()]
+    log_file = open(log_path, "ab") if log_path else subprocess.DEVNULL  # noqa: SIM115
+    try:
+        proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=log_file,
+            stderr=log_file,
+            env=_chrome_env(None),
+            start_new_session=True,
+        )
+    finally:
+        if log_path:
+            log_file.close()  # type: ignore[union-attr]
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and proc.poll() is None:
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", proxy_port), 0.2):
+            return proc.pid
+        time.sleep(0.05)
+    with contextlib.suppress(ProcessLookupError):
+        proc.kill()
+    raise StreamBrowserError(
+        f"the egress guard did not start on 127.0.0.1:{proxy_port}",
+        hint=f"see {log_path or 'its log'}; is the port in use? try again",
+    )
+
+
 def launch_chrome(
     *,
     port: int,
@@ -168,8 +228,16 @@ def launch_chrome(
     window: tuple[int, int] = (1280, 800),
     extra_args: tuple[str, ...] = (),
     startup_timeout_s: float = 15.0,
+    egress: bool = True,
+    allow_hosts: Iterable[str] = (),
+    host_map: Mapping[str, str] | None = None,
 ) -> ChromeProcess:
-    """Start Chrome with CDP on 127.0.0.1:`port` and wait until it answers."""
+    """Start Chrome with CDP on 127.0.0.1:`port` and wait until it answers.
+
+    With `egress` (the default) Chrome runs behind the egress guard: internal addresses
+    are refused unless `allow_hosts` (the `SB_ALLOW_HOSTS` entries) opens them; `host_map`
+    sends names to fixed local addresses (bench and recorded sessions).
+    """
     path = find_chrome(binary)
     profile = str(Path(user_data_dir).expanduser())
     Path(profile).mkdir(parents=True, exist_ok=True)
@@ -178,6 +246,9 @@ def launch_chrome(
         display = os.environ.get("DISPLAY") or XVFB_DISPLAY
         if not os.environ.get("DISPLAY"):
             xvfb_pid = _start_xvfb(display)
+    proxy_port = free_port() if egress else None
+    if proxy_port is not None:
+        extra_args = (*egress_args(proxy_port), *extra_args)
     proc = subprocess.Popen(
         [path, *chrome_args(port, profile, headless=headless, window=window, extra=extra_args)],
         stdout=subprocess.DEVNULL,
@@ -187,6 +258,19 @@ def launch_chrome(
         start_new_session=True,
     )
     endpoint = f"http://127.0.0.1:{port}"
+    egress_pid = None
+    if proxy_port is not None:
+        try:
+            egress_pid = start_egress_guard(
+                proxy_port,
+                proc.pid,
+                allow_hosts=allow_hosts,
+                host_map=host_map,
+                log_path=Path(profile) / "egress-guard.log",
+            )
+        except StreamBrowserError:
+            stop_pid(proc.pid)
+            raise
     deadline = time.monotonic() + startup_timeout_s
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -199,7 +283,9 @@ def launch_chrome(
         except CdpUnreachable:
             time.sleep(0.1)
             continue
-        return ChromeProcess(proc.pid, port, endpoint, profile, display, xvfb_pid, headless)
+        return ChromeProcess(
+            proc.pid, port, endpoint, profile, display, xvfb_pid, headless, egress_pid, proxy_port
+        )
     stop_pid(proc.pid)
     raise CdpUnreachable(
         f"Chrome did not open CDP on {endpoint} within {startup_timeout_s:.0f} s", endpoint=endpoint

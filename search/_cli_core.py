@@ -26,6 +26,7 @@ from browser_core import (
     stop_pid,
 )
 from browser_core._chrome import load_state, save_state, state_file
+from browser_core._egress import egress_status
 from browser_core._replay import replay_hook
 from search._recordings import flag_overrides, replay_plan
 from search._types import ToolContext
@@ -156,8 +157,9 @@ def cmd_chrome(args: argparse.Namespace, app: Any) -> int:
             print(f"no Chrome started by stream-browser on port {port}", file=sys.stderr)
             return EXIT_FAILED
         stop_pid(state.pid)
-        if state.xvfb_pid:
-            stop_pid(state.xvfb_pid)
+        for helper in (state.xvfb_pid, state.egress_pid):
+            if helper:
+                stop_pid(helper)
         state_file(settings.state_dir, port).unlink(missing_ok=True)
         print(f"stopped Chrome (pid {state.pid}) on {endpoint}")
         return EXIT_OK
@@ -174,11 +176,16 @@ def cmd_chrome(args: argparse.Namespace, app: Any) -> int:
             binary=settings.chrome_binary,
             headless=args.headless,
             window=settings.window,
+            allow_hosts=settings.allow_hosts,
         )
     except StreamBrowserError as exc:
         return _fail(exc)
     save_state(settings.state_dir, proc)
     print(f"broadcast Chrome started: pid {proc.pid}, CDP {proc.endpoint}")
+    print(
+        f"egress guard: pid {proc.egress_pid} on 127.0.0.1:{proc.egress_port} (internal "
+        f"addresses refused; allowed: {', '.join(settings.allow_hosts) or 'none'})"
+    )
     print(f"profile: {proc.user_data_dir}")
     if proc.xvfb_pid:
         print(
@@ -367,6 +374,12 @@ def cmd_doctor(args: argparse.Namespace, app: Any) -> int:
             f"nothing answers at {settings.cdp_endpoint}",
             "start it with `stream-browser chrome` (or set CDP_PORT / CDP_URL)",
         )
+    if cdp_ok:
+        guard = egress_status(settings)
+        guard_ok = _check(
+            guard.ok or guard.state == "unknown", "egress guard", guard.detail, guard.hint
+        )
+        cdp_ok = cdp_ok and guard_ok
     if settings.stream_browser:
         needed.append(cdp_ok)
     binary = find_gemini_binary(settings)

@@ -44,11 +44,21 @@ def _need_chromium() -> None:
 
 
 @pytest.fixture(scope="session")
-def chrome(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ChromeProcess]:
-    """The session's broadcast Chrome (headless), attached to over CDP by every test."""
+def chrome(
+    tmp_path_factory: pytest.TempPathFactory, server: LocalServer
+) -> Iterator[ChromeProcess]:
+    """The session's broadcast Chrome (headless), attached to over CDP by every test.
+
+    It runs behind the egress guard like the product's, which opens only the local server.
+    """
     _need_chromium()
     profile = tmp_path_factory.mktemp("chrome-profile")
-    proc = launch_chrome(port=free_port(), user_data_dir=str(profile), headless=True)
+    proc = launch_chrome(
+        port=free_port(),
+        user_data_dir=str(profile),
+        headless=True,
+        allow_hosts=(f"127.0.0.1:{server.port}", f"localhost:{server.port}"),
+    )
     yield proc
     stop_pid(proc.pid)
 

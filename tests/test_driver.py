@@ -235,9 +235,10 @@ def own_chrome(tmp_path: Path) -> Any:
     port = free_port()
     profile = str(tmp_path / "profile")
     procs: list[ChromeProcess] = []
+    allow = (f"127.0.0.1:{server.port}",)
 
     def start() -> ChromeProcess:
-        proc = launch_chrome(port=port, user_data_dir=profile, headless=True)
+        proc = launch_chrome(port=port, user_data_dir=profile, headless=True, allow_hosts=allow)
         procs.append(proc)
         return proc
 

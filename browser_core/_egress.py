@@ -1,0 +1,407 @@
+"""The egress guard: a small SOCKS5 forward proxy the broadcast Chrome is started behind.
+
+Chrome started with `--proxy-server=socks5://127.0.0.1:P --proxy-bypass-list=<-loopback>`
+sends every connection here (navigations, redirect hops, sub-resources, WebSockets, workers,
+service workers) with the host name unresolved. The guard resolves each name once, refuses
+when any address is internal (the rules of `_policy`) unless `SB_ALLOW_HOSTS` opens the host,
+and connects to the very address it checked, so there is no DNS-rebinding window and no URL
+parser differential left to exploit. A refusal is a SOCKS failure reply: Chrome fails with
+`net::ERR_SOCKS_CONNECTION_FAILED` and the target receives nothing.
+
+Run as its own process (`python -m browser_core._egress --port P --watch-pid CHROME_PID`) whose
+life follows Chrome's: it exits when Chrome exits and outlives the service that started it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import ipaddress
+import os
+import re
+import socket
+import struct
+import sys
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+from urllib.parse import urlsplit
+
+import structlog
+
+from ._policy import address_reason, host_allowed, name_reason
+
+if TYPE_CHECKING:
+    from ._settings import Settings
+
+log = structlog.get_logger("browser_core.egress")
+
+Resolver = Callable[[str, int], Awaitable[list[str]]]
+Connector = Callable[[str, int], Awaitable[tuple[asyncio.StreamReader, asyncio.StreamWriter]]]
+
+SOCKS_VERSION = 5
+REP_OK, REP_FAILURE, REP_NOT_ALLOWED = 0, 1, 2
+REP_HOST_UNREACHABLE, REP_REFUSED, REP_BAD_COMMAND, REP_BAD_ADDRESS = 4, 5, 7, 8
+_CHUNK = 64 * 1024
+
+
+class Refused(Exception):
+    """The guard will not connect; `reply` is the SOCKS reply code sent to Chrome."""
+
+    def __init__(self, reason: str, reply: int = REP_NOT_ALLOWED) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.reply = reply
+
+
+async def system_resolver(host: str, port: int) -> list[str]:
+    """All addresses of `host` from the system resolver (runs in a worker thread)."""
+    loop = asyncio.get_running_loop()
+    infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return list(dict.fromkeys(str(info[4][0]) for info in infos))
+
+
+async def open_tcp(address: str, port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    return await asyncio.open_connection(address, port)
+
+
+@dataclass
+class EgressGuard:
+    """The SOCKS5 server (no auth, CONNECT only). `resolver` and `connector` are seams for tests.
+
+    `host_map` sends a name to a fixed `address:port` (like Chrome's `--host-resolver-rules`
+    MAP, for the bench and recorded sessions); a mapped name is trusted as configured.
+    """
+
+    allow_hosts: tuple[str, ...] = ()
+    resolver: Resolver = system_resolver
+    connector: Connector = open_tcp
+    host_map: dict[str, str] = field(default_factory=dict)
+    resolve_timeout_s: float = 5.0
+    connect_timeout_s: float = 10.0
+    refusals: list[tuple[str, int, str]] = field(default_factory=list)
+    _server: asyncio.Server | None = field(default=None, repr=False)
+
+    async def start(self, host: str = "127.0.0.1", port: int = 0) -> int:
+        """Listen on `host:port` (0 = any free port); returns the port."""
+        self._server = await asyncio.start_server(self._handle, host, port)
+        return int(self._server.sockets[0].getsockname()[1])
+
+    async def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._server.wait_closed(), 2.0)
+            self._server = None
+
+    async def decide(self, host: str, port: int) -> list[tuple[str, int]]:
+        """The addresses to connect to, in order, or `Refused` with the reason."""
+        host = host.strip("[]").rstrip(".").lower()
+        mapped = self.host_map.get(host)
+        if mapped:
+            address, _, mapped_port = mapped.rpartition(":")
+            return [(address.strip("[]"), int(mapped_port))]
+        if "*" in self.host_map and not _is_ip(host):  # like Chrome's `MAP * ~NOTFOUND`
+            raise Refused("name not resolved (not mapped)", REP_HOST_UNREACHABLE)
+        allowed = host_allowed(host, port, self.allow_hosts)
+        reason = None if allowed else name_reason(host)
+        if reason:
+            raise Refused(reason)
+        addresses = [host] if _is_ip(host) else await self._resolve(host, port)
+        for address in [] if allowed else addresses:
+            reason = address_reason(address)
+            if reason:
+                raise Refused(f"{reason} (resolved from the name)" if address != host else reason)
+        return [(address, port) for address in addresses]
+
+    async def _resolve(self, host: str, port: int) -> list[str]:
+        try:
+            addresses = await asyncio.wait_for(self.resolver(host, port), self.resolve_timeout_s)
+        except (OSError, UnicodeError, TimeoutError) as exc:
+            raise Refused(
+                f"name not resolved ({type(exc).__name__})", REP_HOST_UNREACHABLE
+            ) from exc
+        if not addresses:
+            raise Refused("name not resolved", REP_HOST_UNREACHABLE)
+        return addresses
+
+    async def _connect(
+        self, targets: list[tuple[str, int]]
+    ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        last: BaseException | None = None
+        for address, port in targets:
+            try:
+                return await asyncio.wait_for(self.connector(address, port), self.connect_timeout_s)
+            except (OSError, TimeoutError) as exc:
+                last = exc
+        raise Refused(f"connection failed ({type(last).__name__})", REP_REFUSED)
+
+    # -- one client -------------------------------------------------------------------------
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        upstream: asyncio.StreamWriter | None = None
+        try:
+            host, port = await asyncio.wait_for(_socks_request(reader, writer), 10.0)
+            try:
+                targets = await self.decide(host, port)
+                up_reader, upstream = await self._connect(targets)
+            except Refused as exc:
+                self._refused(host, port, exc)
+                await _reply(writer, exc.reply)
+                return
+            await _reply(writer, REP_OK)
+            await asyncio.gather(_pipe(reader, upstream), _pipe(up_reader, writer))
+        except (Refused, OSError, TimeoutError, asyncio.IncompleteReadError, ValueError):
+            return
+        finally:
+            for stream in (upstream, writer):
+                if stream is not None:
+                    with contextlib.suppress(Exception):
+                        stream.close()
+
+    def _refused(self, host: str, port: int, exc: Refused) -> None:
+        self.refusals.append((host, port, exc.reason))
+        if exc.reply == REP_NOT_ALLOWED:
+            log.warning("egress.refused", host=host[:253], port=port, reason=exc.reason)
+        else:  # not resolvable or not answering: the web's problem, not a policy event
+            log.info("egress.failed", host=host[:253], port=port, reason=exc.reason)
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
+async def _socks_request(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> tuple[str, int]:
+    """Read the greeting and the CONNECT request; returns (host, port)."""
+    version, count = await reader.readexactly(2)
+    methods = await reader.readexactly(count)
+    if version != SOCKS_VERSION or 0 not in methods:
+        writer.write(bytes([SOCKS_VERSION, 0xFF]))
+        raise Refused("unsupported SOCKS greeting", REP_FAILURE)
+    writer.write(bytes([SOCKS_VERSION, 0]))
+    version, command, _, kind = await reader.readexactly(4)
+    host = await _read_address(reader, kind)
+    (port,) = struct.unpack("!H", await reader.readexactly(2))
+    if host is None:
+        await _reply(writer, REP_BAD_ADDRESS)
+        raise Refused("unsupported address type", REP_BAD_ADDRESS)
+    if command != 1:
+        await _reply(writer, REP_BAD_COMMAND)
+        raise Refused("only CONNECT is supported", REP_BAD_COMMAND)
+    return host, port
+
+
+async def _read_address(reader: asyncio.StreamReader, kind: int) -> str | None:
+    if kind == 1:
+        return socket.inet_ntop(socket.AF_INET, await reader.readexactly(4))
+    if kind == 4:
+        return socket.inet_ntop(socket.AF_INET6, await reader.readexactly(16))
+    if kind == 3:
+        (size,) = await reader.readexactly(1)
+        return (await reader.readexactly(size)).decode("ascii", "replace")
+    return None
+
+
+async def _reply(writer: asyncio.StreamWriter, code: int) -> None:
+    writer.write(bytes([SOCKS_VERSION, code, 0, 1, 0, 0, 0, 0, 0, 0]))
+    with contextlib.suppress(OSError):
+        await writer.drain()
+
+
+async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    try:
+        while data := await reader.read(_CHUNK):
+            writer.write(data)
+            await writer.drain()
+        if writer.can_write_eof():
+            writer.write_eof()
+    except (OSError, RuntimeError):
+        with contextlib.suppress(Exception):
+            writer.close()
+
+
+# -- is the broadcast Chrome behind it? -------------------------------------------------------
+
+_PROXY_FLAG = re.compile(r"^--proxy-server=socks5://127\.0\.0\.1:(\d+)$")
+_BYPASS_FLAG = "--proxy-bypass-list=<-loopback>"
+_RESTART = "stop that Chrome and start it with `stream-browser chrome` (which starts the guard)"
+
+
+@dataclass(frozen=True)
+class EgressStatus:
+    """Whether the Chrome at the CDP endpoint runs behind our guard.
+
+    `state`: guarded | missing (Chrome started without it) | down (the guard process is
+    gone, so Chrome has no network) | unknown (Chrome is not on this machine, or not found).
+    """
+
+    state: Literal["guarded", "missing", "down", "unknown"]
+    detail: str
+    hint: str = ""
+    chrome_pid: int | None = None
+    proxy_port: int | None = None
+    proxy_pid: int | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.state == "guarded"
+
+
+def _cmdlines() -> Iterable[tuple[int, list[str]]]:
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                raw = fh.read()
+        except OSError:
+            continue
+        yield int(entry), [a.decode("utf-8", "replace") for a in raw.split(b"\0") if a]
+
+
+def _chrome_process(cdp_port: int) -> tuple[int, list[str]] | None:
+    flag = f"--remote-debugging-port={cdp_port}"
+    for pid, args in _cmdlines():
+        if flag in args and not any(a.startswith("--type=") for a in args):
+            return pid, args
+    return None
+
+
+def _guard_pid(proxy_port: int) -> int | None:
+    for pid, args in _cmdlines():
+        if "browser_core._egress" in args and str(proxy_port) in args and pid_alive(pid):
+            return pid
+    return None
+
+
+def egress_status(settings: Settings) -> EgressStatus:
+    """Tell whether the Chrome at `settings.cdp_endpoint` runs behind the egress guard.
+
+    Reads the local process table (Linux `/proc`): Chrome's own command line must send
+    everything through a SOCKS5 proxy on loopback, and that proxy must be our guard.
+    """
+    parts = urlsplit(settings.cdp_endpoint)
+    if (parts.hostname or "") not in ("127.0.0.1", "localhost", "::1") or not parts.port:
+        return EgressStatus(
+            "unknown",
+            f"Chrome at {settings.cdp_endpoint} is not on this machine: cannot tell whether "
+            "it runs behind the egress guard",
+            "run Chrome on this machine with `stream-browser chrome`",
+        )
+    found = _chrome_process(parts.port)
+    if found is None:
+        return EgressStatus(
+            "unknown",
+            f"no Chrome process with --remote-debugging-port={parts.port} is visible here",
+            "start it with `stream-browser chrome`",
+        )
+    pid, args = found
+    proxy = next((m for m in map(_PROXY_FLAG.match, args) if m), None)
+    if proxy is None or _BYPASS_FLAG not in args:
+        return EgressStatus(
+            "missing",
+            f"egress guard missing: Chrome (pid {pid}) was started without it, so its pages "
+            "can reach internal addresses (only the in-page checks stand in the way)",
+            _RESTART,
+            chrome_pid=pid,
+        )
+    proxy_port = int(proxy.group(1))
+    guard = _guard_pid(proxy_port)
+    if guard is None:
+        return EgressStatus(
+            "down",
+            f"egress guard down: Chrome (pid {pid}) sends its traffic to 127.0.0.1:{proxy_port} "
+            "but no guard runs there, so it has no network",
+            _RESTART,
+            chrome_pid=pid,
+            proxy_port=proxy_port,
+        )
+    return EgressStatus(
+        "guarded",
+        f"Chrome (pid {pid}) runs behind the egress guard (pid {guard}, 127.0.0.1:{proxy_port})",
+        chrome_pid=pid,
+        proxy_port=proxy_port,
+        proxy_pid=guard,
+    )
+
+
+# -- the process ------------------------------------------------------------------------------
+
+
+def pid_alive(pid: int) -> bool:
+    """True while `pid` runs (a zombie waiting to be reaped counts as gone)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
+
+
+async def _watch(pid: int, stop: asyncio.Event) -> None:
+    while pid_alive(pid):
+        await asyncio.sleep(0.25)
+    log.info("egress.chrome_gone", pid=pid)
+    stop.set()
+
+
+async def serve(args: argparse.Namespace) -> None:
+    guard = EgressGuard(
+        allow_hosts=tuple(args.allow),
+        host_map=dict(entry.split("=", 1) for entry in args.map),
+    )
+    port = await guard.start(args.host, args.port)
+    log.info("egress.listening", host=args.host, port=port, allow=list(args.allow))
+    stop = asyncio.Event()
+    watcher = asyncio.create_task(_watch(args.watch_pid, stop)) if args.watch_pid else None
+    try:
+        await stop.wait()
+    finally:
+        if watcher is not None:
+            watcher.cancel()
+        await guard.close()
+
+
+def parse_args(argv: Iterable[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m browser_core._egress",
+        description="SOCKS5 egress guard for the broadcast Chrome",
+    )
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--allow", action="append", default=[], metavar="HOST[:PORT]")
+    parser.add_argument("--map", action="append", default=[], metavar="NAME=ADDR:PORT")
+    parser.add_argument("--watch-pid", type=int, default=0, help="exit when this pid exits")
+    parser.add_argument("--log-format", default="json", choices=("json", "console"))
+    return parser.parse_args(None if argv is None else list(argv))
+
+
+def main(argv: Iterable[str] | None = None) -> int:
+    from ._logging import configure_logging
+
+    args = parse_args(argv)
+    configure_logging("info", args.log_format)
+    try:
+        asyncio.run(serve(args))
+    except OSError as exc:
+        print(f"egress guard: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
