@@ -231,7 +231,7 @@ def test_dialogs_are_dismissed_and_downloads_cancelled(
 
 
 @pytest.fixture
-def own_chrome(tmp_path: Path) -> Any:
+def own_chrome(tmp_path: Path, server: LocalServer) -> Any:
     port = free_port()
     profile = str(tmp_path / "profile")
     procs: list[ChromeProcess] = []
