@@ -58,6 +58,9 @@ def test_the_text_budget_cuts_with_truncated_true(
     small = settings.model_copy(update={"read_max_chars": 300})
     page = read(sync_driver, http.route("/tides", Reply(ARTICLE)), small)
     assert page.truncated and len(page.text) == 300
+    # The brain is told: the body ends with the note, counted in characters of the page text.
+    assert describe(page).endswith(f"\n[truncated: 300 of {page.text_chars} characters shown]")
+    assert page.text_chars > 1000
 
 
 def test_a_page_with_no_article_falls_back_to_visible_text(

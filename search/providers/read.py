@@ -41,6 +41,7 @@ class PageRead(BaseModel):
     language: str | None = None
     text: str = ""
     word_count: int = 0
+    text_chars: int = 0  # length of the whole text, before the SB_READ_MAX_CHARS cut
     truncated: bool = False
 
 
@@ -85,6 +86,7 @@ async def read_in_page(
         language=article.language,
         text=text[:budget],
         word_count=len(text.split()),
+        text_chars=len(text),
         truncated=len(text) > budget,
     )
 
@@ -134,6 +136,8 @@ def describe(read: PageRead) -> str:
     if read.outcome == "empty":
         lines.append("The page has no readable text.")
     lines.append(read.text)
+    if read.truncated:
+        lines.append(f"[truncated: {len(read.text)} of {read.text_chars} characters shown]")
     return "\n".join(line for line in lines if line)
 
 
