@@ -120,6 +120,13 @@ class Settings(BaseSettings):
         default=20.0, gt=0, validation_alias="GEMINI_REST_TIMEOUT_S"
     )
 
+    # The service (`stream-browser serve`): loopback TCP by default, or a Unix socket.
+    service_host: str = Field(default="127.0.0.1", validation_alias="SB_SERVICE_HOST")
+    service_port: int = Field(default=8765, ge=0, le=65535, validation_alias="SB_SERVICE_PORT")
+    service_socket: str | None = Field(default=None, validation_alias="SB_SERVICE_SOCKET")
+    service_token: SecretStr | None = Field(default=None, validation_alias="SB_SERVICE_TOKEN")
+    queue_max: int = Field(default=8, ge=1, le=1000, validation_alias="SB_QUEUE_MAX")
+
     # Logging
     log_level: Literal["debug", "info", "warning", "error"] = Field(
         default="info", validation_alias="SB_LOG_LEVEL"
@@ -135,12 +142,14 @@ class Settings(BaseSettings):
             return tuple(part.strip() for part in value.split(",") if part.strip())
         return value
 
-    @field_validator("cdp_url", "gemini_model", "gemini_oauth_dir", "gemini_cli", mode="before")
+    @field_validator(
+        "cdp_url", "gemini_model", "gemini_oauth_dir", "gemini_cli", "service_socket", mode="before"
+    )
     @classmethod
     def _empty_is_none(cls, value: Any) -> Any:
         return None if isinstance(value, str) and not value.strip() else value
 
-    @field_validator("gemini_api_key", mode="before")
+    @field_validator("gemini_api_key", "service_token", mode="before")
     @classmethod
     def _empty_key_is_none(cls, value: Any) -> Any:
         return None if isinstance(value, str) and not value.strip() else value
@@ -259,7 +268,7 @@ def _one_line(exc: ValidationError) -> str:
     name = _env_name(loc)
     field = Settings.model_fields.get(_field_name(loc))
     raw = error.get("input")
-    shown = "<hidden>" if name == "GEMINI_API_KEY" else repr(raw)
+    shown = "<hidden>" if name in ("GEMINI_API_KEY", "SB_SERVICE_TOKEN") else repr(raw)
     return f"{name}={shown} is not valid: expected {_accepted(field, error)}"
 
 

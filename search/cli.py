@@ -22,6 +22,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "search._cli_gemini",
     "search._cli_mcp",
     "search._cli_parse",
+    "search._cli_serve",
 )
 
 

@@ -1,0 +1,290 @@
+"""The standard-library client of `stream-browser serve`: what the brain imports (or copies).
+
+Imports only the Python standard library, so it runs under a bare `python3 -I -S`. Same
+contract as the library: it never raises; `None` means "use your own search" (the service is
+down, timed out, full or answered with an error), and the reason is logged with `logging`.
+
+    from search.client import browse_and_search
+    result = browse_and_search("why is the sky blue", broadcasting=True)  # dict or None
+
+The service is found from `SB_SERVICE_URL` (`http://127.0.0.1:8765`, `unix:///path/sock`)
+and `SB_SERVICE_TOKEN`, or the arguments; else `SB_SERVICE_SOCKET`, `SB_SERVICE_HOST`/`PORT`
+(default 127.0.0.1:8765) and the token file `$SB_STATE_DIR/service-token`
+(default `~/.cache/stream-browser/service-token`). Plain `http.client`, so proxy variables
+never send these loopback calls elsewhere.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import logging
+import os
+import socket
+import sys
+import time
+from typing import Any
+
+__all__ = [
+    "DEFAULT_PORT",
+    "Service",
+    "browse",
+    "browse_and_search",
+    "find_service",
+    "pause",
+    "resume",
+    "status",
+    "stop",
+]
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8765
+DEFAULT_TIMEOUT_S = 45.0  # the service's call deadline (25 s), Gemini's floor, a wait in line
+TOKEN_FILE_NAME = "service-token"
+DEFAULT_STATE_DIR = "~/.cache/stream-browser"
+
+log = logging.getLogger("stream_browser.client")
+
+
+class Service:
+    """Where the service listens and the token it wants."""
+
+    def __init__(self, url: str, token: str | None) -> None:
+        self.url = url.rstrip("/")
+        self.token = token
+
+    def __repr__(self) -> str:  # never shows the token
+        return f"Service({self.url!r}, token={'set' if self.token else 'missing'})"
+
+    def connection(self, timeout: float) -> http.client.HTTPConnection:
+        if self.url.startswith("unix://"):
+            return _UnixConnection(self.url[len("unix://") :], timeout)
+        rest = self.url.split("://", 1)[-1].split("/", 1)[0]
+        host, _, port = rest.rpartition(":")
+        if not host or not port.isdigit():
+            host, port = rest, "80"
+        return http.client.HTTPConnection(host.strip("[]"), int(port), timeout=timeout)
+
+    def host_header(self) -> str:
+        if self.url.startswith("unix://"):
+            return "localhost"
+        return self.url.split("://", 1)[-1].split("/", 1)[0]
+
+
+class _UnixConnection(http.client.HTTPConnection):
+    def __init__(self, path: str, timeout: float) -> None:
+        super().__init__("localhost", timeout=timeout)
+        self.path = path
+
+    def connect(self) -> None:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(self.timeout)
+        try:
+            sock.connect(self.path)
+        except OSError:
+            sock.close()
+            raise
+        self.sock = sock
+
+
+def token_file() -> str:
+    state = os.environ.get("SB_STATE_DIR") or DEFAULT_STATE_DIR
+    return os.path.join(os.path.expanduser(state), TOKEN_FILE_NAME)
+
+
+def _read_token_file() -> str | None:
+    try:
+        with open(token_file(), encoding="utf-8") as handle:
+            return handle.read().strip() or None
+    except OSError:
+        return None
+
+
+def default_url() -> str:
+    sock = os.environ.get("SB_SERVICE_SOCKET", "").strip()
+    if sock:
+        return "unix://" + os.path.expanduser(sock)
+    host = os.environ.get("SB_SERVICE_HOST", "").strip() or DEFAULT_HOST
+    port = os.environ.get("SB_SERVICE_PORT", "").strip() or str(DEFAULT_PORT)
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}"
+
+
+def find_service(url: str | None = None, token: str | None = None) -> Service | None:
+    """The arguments, else the environment, else the default address and the token file.
+    `None` when `SB_SERVICE_URL=off` (callers then stay in-process)."""
+    url = url or os.environ.get("SB_SERVICE_URL", "").strip() or None
+    if url is not None and url.lower() in ("off", "none", "false", "0"):
+        return None
+    token = token or os.environ.get("SB_SERVICE_TOKEN", "").strip() or _read_token_file()
+    return Service(url or default_url(), token)
+
+
+def request(
+    method: str,
+    path: str,
+    body: dict[str, Any] | None = None,
+    *,
+    service: Service | None = None,
+    timeout: float = DEFAULT_TIMEOUT_S,
+) -> tuple[int, dict[str, Any] | str] | None:
+    """One call: (status, JSON or text), or `None` (logged) when there was no answer."""
+    service = service or find_service()
+    if service is None:
+        log.info("stream-browser service disabled (SB_SERVICE_URL=off)")
+        return None
+    deadline = time.monotonic() + timeout
+    conn = service.connection(timeout)
+    try:
+        payload = json.dumps(body).encode("utf-8") if body is not None else None
+        headers = {"Host": service.host_header(), "Accept": "application/json"}
+        if payload is not None:
+            headers["Content-Type"] = "application/json"
+        if service.token:
+            headers["Authorization"] = "Bearer " + service.token
+        conn.request(method, path, body=payload, headers=headers)
+        if conn.sock is not None:  # what is left of the whole budget, for the answer
+            conn.sock.settimeout(max(0.05, deadline - time.monotonic()))
+        response = conn.getresponse()
+        raw = response.read()
+        return response.status, _decode(raw, response.getheader("Content-Type", ""))
+    except (ConnectionRefusedError, FileNotFoundError):
+        log.warning("stream-browser service is not running at %s", service.url)
+    except TimeoutError:
+        log.warning("stream-browser service gave no answer within %.1f s", timeout)
+    except (OSError, http.client.HTTPException) as exc:
+        log.warning("stream-browser service at %s failed: %s", service.url, type(exc).__name__)
+    except Exception as exc:  # never raise into the brain
+        log.warning("stream-browser client error: %s", type(exc).__name__)
+    finally:
+        conn.close()
+    return None
+
+
+def _decode(raw: bytes, content_type: str) -> dict[str, Any] | str:
+    text = raw.decode("utf-8", errors="replace")
+    if "json" in content_type:
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return text
+        return value if isinstance(value, dict) else {"value": value}
+    return text
+
+
+def browse(
+    query: str = "",
+    *,
+    action: str = "auto",
+    url: str | None = None,
+    broadcasting: bool | None = None,
+    read_top: int = 0,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    service_url: str | None = None,
+    token: str | None = None,
+) -> dict[str, Any] | None:
+    """The whole answer: `{"result": dict | None, "chain": [hops]}`; `None` if none came."""
+    body: dict[str, Any] = {"query": query, "action": action, "broadcasting": broadcasting}
+    if url is not None:
+        body["url"] = url
+    if read_top:
+        body["read_top"] = read_top
+    try:
+        service = find_service(service_url, token)
+        answer = request("POST", "/v1/browse", body, service=service, timeout=timeout)
+    except Exception as exc:  # never raise into the brain
+        log.warning("stream-browser client error: %s", type(exc).__name__)
+        return None
+    if answer is None:
+        return None
+    status_code, data = answer
+    if status_code == 200 and isinstance(data, dict) and "chain" in data:
+        return data
+    _log_refusal(status_code, data)
+    return None
+
+
+def _log_refusal(status_code: int, data: dict[str, Any] | str) -> None:
+    error = data.get("error") if isinstance(data, dict) else str(data)[:200]
+    if status_code == 401:
+        log.warning(
+            "stream-browser service refused the token: set SB_SERVICE_TOKEN (or SB_STATE_DIR "
+            "to the service's state directory, where its token file is)"
+        )
+    elif status_code == 429:
+        log.warning("stream-browser service is busy (queue full): %s", error)
+    elif status_code == 503:
+        log.warning("stream-browser service is shutting down: %s", error)
+    else:
+        log.warning("stream-browser service answered %s: %s", status_code, error)
+
+
+def browse_and_search(
+    query: str,
+    *,
+    action: str = "auto",
+    url: str | None = None,
+    broadcasting: bool | None = None,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    service_url: str | None = None,
+    token: str | None = None,
+) -> dict[str, Any] | None:
+    """Search, read or play through the service: the `ToolExecutionResult` as a dict, or
+    `None` when every provider failed or the service could not answer (reason logged)."""
+    answer = browse(
+        query,
+        action=action,
+        url=url,
+        broadcasting=broadcasting,
+        timeout=timeout,
+        service_url=service_url,
+        token=token,
+    )
+    if answer is None:
+        return None
+    result = answer.get("result")
+    if not isinstance(result, dict):
+        kinds = ", ".join(
+            f"{hop.get('provider')}: {hop.get('failure_kind')}" for hop in answer.get("chain", [])
+        )
+        log.warning("every provider failed (%s)", kinds or "no provider for this action")
+        return None
+    return result
+
+
+def _control(action: str, broadcasting: bool | None, **kw: Any) -> dict[str, Any] | None:
+    return browse_and_search("", action=action, broadcasting=broadcasting, **kw)
+
+
+def pause(*, broadcasting: bool | None = None, **kw: Any) -> dict[str, Any] | None:
+    """Pause the video on the stream (`timeout`, `service_url`, `token` as above)."""
+    return _control("pause", broadcasting, **kw)
+
+
+def resume(*, broadcasting: bool | None = None, **kw: Any) -> dict[str, Any] | None:
+    """Resume the paused video where it stopped."""
+    return _control("resume", broadcasting, **kw)
+
+
+def stop(*, broadcasting: bool | None = None, **kw: Any) -> dict[str, Any] | None:
+    """Stop the video and leave a neutral page."""
+    return _control("stop", broadcasting, **kw)
+
+
+def status(*, broadcasting: bool | None = None, **kw: Any) -> dict[str, Any] | None:
+    """What is playing on the stream."""
+    return _control("status", broadcasting, **kw)
+
+
+def _main(argv: list[str]) -> int:
+    """`python3 client.py QUERY [ACTION [URL]]`: print the answer as JSON (exit 1 if None)."""
+    logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s", stream=sys.stderr)
+    query = argv[0] if argv else ""
+    action = argv[1] if len(argv) > 1 else "auto"
+    url = argv[2] if len(argv) > 2 else None
+    answer = browse(query, action=action, url=url)
+    print(json.dumps(answer, ensure_ascii=False))
+    return 0 if answer is not None and answer.get("result") is not None else 1
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))

@@ -1,0 +1,347 @@
+"""`stream-browser serve` as a real process on an ephemeral port, over the session's Chromium.
+
+Access control (token, Origin, Host, body size), first-come-first-served with one owned tab
+for twenty client processes at once, a full queue refused at once, a SIGTERM drain that lets
+the running call finish, metrics and status, and a token that never reaches the log.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from browser_core import ChromeProcess, cdp_targets, cdp_version
+from browser_core._chrome import close_target
+from search import client
+from tests._server import LocalServer, Reply
+from tests._service_proc import ROOT, ServiceProc, clean_env, start_service, wait_until
+
+CLIENT_FILE = ROOT / "search" / "client.py"
+
+
+@pytest.fixture(scope="module")
+def svc(chrome: ChromeProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProc]:
+    state = tmp_path_factory.mktemp("service-state")
+    service = start_service(chrome, state, SB_QUEUE_MAX="32")
+    yield service
+    assert service.stop() == 0
+    _close_owned_tab(chrome, state)
+
+
+def _close_owned_tab(chrome: ChromeProcess, state: Path) -> None:
+    for file in state.glob("owned-tab-*.json"):
+        target = json.loads(file.read_text()).get("target_id")
+        if target:
+            close_target(chrome.endpoint, target)
+
+
+def _raw(
+    service: ServiceProc,
+    method: str,
+    path: str,
+    *,
+    headers: dict[str, str] | None = None,
+    body: bytes | None = None,
+    token: str | None = "auto",
+) -> tuple[int, dict[str, str], bytes]:
+    """One request with exactly these headers (the token unless `token=None`)."""
+    host_port = service.url.split("://", 1)[1]
+    host, port = host_port.rsplit(":", 1)
+    conn = http.client.HTTPConnection(host, int(port), timeout=30)
+    sent = {"Host": host_port, **(headers or {})}
+    if token is not None:
+        sent["Authorization"] = f"Bearer {service.token if token == 'auto' else token}"
+    if body is not None:
+        sent.setdefault("Content-Type", "application/json")
+    try:
+        conn.request(method, path, body=body, headers=sent)
+        response = conn.getresponse()
+        return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
+    finally:
+        conn.close()
+
+
+def _browse(service: ServiceProc, **body: Any) -> tuple[int, dict[str, Any]]:
+    status, _, raw = _raw(service, "POST", "/v1/browse", body=json.dumps(body).encode())
+    return status, json.loads(raw)
+
+
+def _pages(chrome: ChromeProcess) -> int:
+    return sum(1 for t in cdp_targets(chrome.endpoint) if t.get("type") == "page")
+
+
+# -- access control ---------------------------------------------------------------------------
+
+
+def test_healthz_answers_without_a_token(svc: ServiceProc) -> None:
+    status, _, body = _raw(svc, "GET", "/healthz", token=None)
+    assert status == 200 and json.loads(body)["ok"] is True
+
+
+@pytest.mark.parametrize("path", ["/readyz", "/v1/status", "/metrics", "/mcp"])
+@pytest.mark.parametrize("token", [None, "wrong-token"])
+def test_every_other_endpoint_needs_the_bearer_token(
+    svc: ServiceProc, path: str, token: str | None
+) -> None:
+    status, headers, body = _raw(svc, "GET", path, token=token)
+    assert status == 401
+    assert headers["www-authenticate"] == "Bearer"
+    assert b"SB_SERVICE_TOKEN" in body  # says how to fix it
+
+
+def test_browse_without_the_token_is_refused_before_it_runs(svc: ServiceProc) -> None:
+    body = json.dumps({"query": "x", "action": "search"}).encode()
+    status, _, _ = _raw(svc, "POST", "/v1/browse", body=body, token=None)
+    assert status == 401
+
+
+@pytest.mark.parametrize(
+    "header",
+    [{"Origin": "http://127.0.0.1:9"}, {"Origin": "null"}, {"Sec-Fetch-Site": "same-site"}],
+)
+def test_a_request_made_by_a_web_page_is_refused_even_with_the_token(
+    svc: ServiceProc, header: dict[str, str]
+) -> None:
+    status, _, body = _raw(svc, "GET", "/v1/status", headers=header)
+    assert status == 403 and b"web pages" in body
+
+
+@pytest.mark.parametrize("host", ["evil.example", "evil.example:8765", "127.0.0.1.nip.io"])
+def test_a_host_header_that_is_not_the_bound_address_is_refused(
+    svc: ServiceProc, host: str
+) -> None:
+    status, _, _ = _raw(svc, "GET", "/v1/status", headers={"Host": host})
+    assert status == 403
+
+
+def test_localhost_names_the_loopback_address(svc: ServiceProc) -> None:
+    port = svc.url.rsplit(":", 1)[1]
+    status, _, _ = _raw(svc, "GET", "/v1/status", headers={"Host": f"localhost:{port}"})
+    assert status == 200
+
+
+def test_an_oversized_body_is_refused(svc: ServiceProc) -> None:
+    body = json.dumps({"query": "x" * 70_000}).encode()
+    status, _, _ = _raw(svc, "POST", "/v1/browse", body=body)
+    assert status == 413
+
+
+def test_an_unknown_action_is_a_422_naming_the_actions(svc: ServiceProc) -> None:
+    status, answer = _browse(svc, query="x", action="dance")
+    assert status == 422 and "search" in answer["error"]
+
+
+def test_the_token_file_is_private(svc: ServiceProc) -> None:
+    mode = stat.S_IMODE((svc.state_dir / "service-token").stat().st_mode)
+    assert mode == 0o600
+    assert len(svc.token) >= 32
+
+
+# -- calls ------------------------------------------------------------------------------------
+
+
+def test_browse_reads_a_local_page_and_returns_the_library_result(
+    svc: ServiceProc, http: LocalServer
+) -> None:
+    url = http.route("/svc-article", Reply("<title>Svc</title><p>" + "Kestrels hover. " * 40))
+    status, answer = _browse(svc, query=url, action="read", broadcasting=True)
+    assert status == 200
+    result = answer["result"]
+    assert result["success"] is True and result["provider"] == "read"
+    assert "Kestrels hover." in result["reply_text"]
+    assert [hop["provider"] for hop in answer["chain"]] == ["read"]
+
+
+def test_twenty_client_processes_at_once_are_answered_in_arrival_order_on_one_tab(
+    svc: ServiceProc, chrome: ChromeProcess, http: LocalServer
+) -> None:
+    warm = http.route("/fcfs-warm", Reply("<p>" + "warm text. " * 40))
+    assert _browse(svc, query=warm, action="read", broadcasting=True)[0] == 200
+    tabs_before = _pages(chrome)
+    turns_before = len(svc.events("service.turn"))
+    urls = [
+        http.route(f"/fcfs/{i}", Reply(f"<p>page {i}. " + "body text. " * 40)) for i in range(20)
+    ]
+    env = clean_env(SB_SERVICE_URL=svc.url, SB_SERVICE_TOKEN=svc.token)
+    procs = [
+        subprocess.Popen(
+            ["python3", "-I", "-S", str(CLIENT_FILE), url, "read", url],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for url in urls
+    ]
+    answers = [json.loads(p.communicate(timeout=120)[0]) for p in procs]
+    for index, answer in enumerate(answers):
+        assert answer["result"]["success"] is True, answer
+        assert f"page {index}." in answer["result"]["reply_text"]
+    turns = [e["ticket"] for e in svc.events("service.turn")][turns_before:]
+    assert len(turns) == 20 and turns == sorted(turns)  # served in the order they arrived
+    fetched = [p for p in http.requests if p.startswith("/fcfs/")]
+    assert len(fetched) == 20
+    assert _pages(chrome) == tabs_before  # the one owned tab, reused by every caller
+
+
+def test_playback_status_is_an_action_of_the_same_endpoint(svc: ServiceProc) -> None:
+    status, answer = _browse(svc, action="status", broadcasting=True)
+    assert status == 200 and "chain" in answer
+
+
+def test_status_reports_the_queue_the_screen_and_chrome(
+    svc: ServiceProc, chrome: ChromeProcess
+) -> None:
+    status, _, body = _raw(svc, "GET", "/v1/status")
+    data = json.loads(body)
+    assert status == 200
+    assert data["queue"] == {"running": None, "running_s": None, "waiting": 0, "max_waiting": 32}
+    assert data["chrome"]["endpoint"] == chrome.endpoint
+    assert data["service"]["draining"] is False
+
+
+def test_readyz_says_what_is_missing_and_how_to_fix_it(svc: ServiceProc) -> None:
+    status, _, body = _raw(svc, "GET", "/readyz")
+    data = json.loads(body)
+    assert data["checks"]["chrome"]["ok"] is True
+    assert data["checks"]["gemini"]["ok"] is False and "fix" in data["checks"]["gemini"]
+    assert status == 503 and data["ready"] is False
+
+
+def test_metrics_count_calls_by_provider_and_failure_kind(
+    svc: ServiceProc, http: LocalServer
+) -> None:
+    page = http.route("/svc-metrics", Reply("<p>" + "metrics text. " * 40))
+    _browse(svc, query=page, action="read", broadcasting=True)
+    _browse(svc, query="off air", action="search", broadcasting=False)  # Gemini only
+    status, headers, body = _raw(svc, "GET", "/metrics")
+    text = body.decode()
+    assert status == 200 and headers["content-type"].startswith("text/plain")
+    assert 'stream_browser_hops_total{provider="read",failure_kind="none"}' in text
+    assert 'stream_browser_hops_total{provider="gemini",failure_kind="gemini-cli-missing"}' in text
+    assert 'stream_browser_calls_total{action="search",outcome="none"}' in text
+    assert 'stream_browser_call_seconds_bucket{le="+Inf"}' in text
+    assert "stream_browser_queue_waiting 0" in text
+    assert "stream_browser_chrome_reconnects_total" in text
+
+
+def test_the_token_never_appears_in_the_service_output(svc: ServiceProc) -> None:
+    _raw(svc, "GET", "/v1/status", token="wrong-" + svc.token[:8])
+    _raw(svc, "GET", "/v1/status")
+    assert svc.events("service.started")
+    assert svc.token not in svc.text
+    assert svc.token[:12] not in svc.text
+
+
+# -- a full queue, a drain, a refused start ----------------------------------------------------
+
+
+def _slow_page(http: LocalServer, name: str, seconds: float) -> str:
+    return http.route(f"/{name}", Reply("<p>" + "slow page text. " * 40, delay_s=seconds))
+
+
+def _call_in_thread(service: ServiceProc, url: str, out: dict[str, Any]) -> threading.Thread:
+    def run() -> None:
+        out["status"], out["answer"] = _browse(service, query=url, action="read", broadcasting=True)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
+
+
+def _running(service: ServiceProc) -> bool:
+    status, _, body = _raw(service, "GET", "/v1/status")
+    return status == 200 and json.loads(body)["queue"]["running"] is not None
+
+
+def test_a_full_queue_answers_429_at_once_with_retry_after(
+    chrome: ChromeProcess, tmp_path: Path, http: LocalServer
+) -> None:
+    service = start_service(chrome, tmp_path / "state", SB_QUEUE_MAX="1")
+    try:
+        first, second = {}, {}  # type: ignore[var-annotated]
+        a = _call_in_thread(service, _slow_page(http, "q-slow-a", 2.0), first)
+        assert wait_until(lambda: _running(service))
+        b = _call_in_thread(service, _slow_page(http, "q-slow-b", 0.0), second)
+        assert wait_until(
+            lambda: json.loads(_raw(service, "GET", "/v1/status")[2])["queue"]["waiting"] == 1
+        )
+        started = time.monotonic()
+        status, headers, body = _raw(
+            service, "POST", "/v1/browse", body=b'{"query": "x", "action": "search"}'
+        )
+        refused_after = time.monotonic() - started
+        assert status == 429 and int(headers["retry-after"]) >= 1
+        assert json.loads(body)["failure_kind"] == "queue-full"
+        assert refused_after < 1.5  # at once, not after the 2 s call ahead of it
+        a.join(30), b.join(30)
+        assert first["status"] == 200 and second["status"] == 200
+    finally:
+        assert service.stop() == 0
+        _close_owned_tab(chrome, tmp_path / "state")
+
+
+def test_sigterm_lets_the_running_call_finish_refuses_the_next_and_exits_0(
+    chrome: ChromeProcess, tmp_path: Path, http: LocalServer
+) -> None:
+    service = start_service(chrome, tmp_path / "state")
+    try:
+        running: dict[str, Any] = {}
+        thread = _call_in_thread(service, _slow_page(http, "term-slow", 2.5), running)
+        assert wait_until(lambda: _running(service))
+        service.proc.send_signal(signal.SIGTERM)
+        assert wait_until(lambda: service.events("service.draining") != [])
+        status, headers, _ = _raw(service, "POST", "/v1/browse", body=b'{"query": "next"}')
+        assert status == 503 and headers["retry-after"]
+        thread.join(30)
+        assert running["status"] == 200 and running["answer"]["result"]["success"] is True
+        assert service.proc.wait(30) == 0
+        assert cdp_version(chrome.endpoint)  # Chrome keeps running
+    finally:
+        service.stop()
+        _close_owned_tab(chrome, tmp_path / "state")
+
+
+def test_listening_beyond_loopback_without_an_explicit_token_is_refused(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "search",
+            "--env-file",
+            "/nonexistent",
+            "serve",
+            "--host",
+            "0.0.0.0",
+        ],
+        cwd=ROOT,
+        env=clean_env(SB_STATE_DIR=str(tmp_path)),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert "SB_SERVICE_TOKEN" in result.stderr and "0.0.0.0" in result.stderr
+    assert not (tmp_path / "service-token").exists()
+
+
+def test_the_client_finds_the_service_from_the_environment(
+    svc: ServiceProc, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SB_SERVICE_URL", svc.url)
+    monkeypatch.setenv("SB_STATE_DIR", str(svc.state_dir))  # the token file
+    answer = client.request("GET", "/v1/status")
+    assert answer is not None and answer[0] == 200
+    assert os.environ.get("SB_SERVICE_TOKEN") is None
