@@ -290,14 +290,26 @@ def parse_answer(payload: Any, model: str) -> GeminiAnswer:
     )
 
 
-def _decode(reply: HttpReply, model: str) -> GeminiAnswer:
+def scrub_payload(payload: Any, key: str) -> Any:
+    """Every string in a decoded reply scrubbed of the key (a reply that echoes it, by
+    accident or by a hostile endpoint, must not reach the envelope)."""
+    if isinstance(payload, str):
+        return scrub(payload, key)
+    if isinstance(payload, list):
+        return [scrub_payload(item, key) for item in payload]
+    if isinstance(payload, dict):
+        return {scrub(str(k), key): scrub_payload(v, key) for k, v in payload.items()}
+    return payload
+
+
+def _decode(reply: HttpReply, model: str, key: str) -> GeminiAnswer:
     try:
         payload = json.loads(reply.body)
     except ValueError as exc:
         raise GeminiBadResponse(
             f"Gemini API returned malformed JSON ({len(reply.body)} bytes)", hint=UNAVAILABLE_HINT
         ) from exc
-    return parse_answer(payload, model)
+    return parse_answer(scrub_payload(payload, key), model)
 
 
 # --- the entry point --------------------------------------------------------------------
@@ -315,6 +327,10 @@ def api_key(settings: Settings) -> str:
     key = secret.get_secret_value().strip() if secret is not None else ""
     if not key:
         raise GeminiAuthError("GEMINI_AUTH=apikey but no GEMINI_API_KEY is set", hint=KEY_HINT)
+    if not key.isascii() or not key.isprintable() or " " in key:
+        raise GeminiAuthError(
+            "GEMINI_API_KEY contains a space, line break or control character", hint=KEY_HINT
+        )
     return key
 
 
@@ -344,7 +360,7 @@ async def ask_rest(query: str, settings: Settings) -> GeminiAnswer:
             continue
         if reply.status != 200:
             raise error_for(reply, model, key)
-        return _decode(reply, model)
+        return _decode(reply, model, key)
     raise GeminiModelError(
         f"no usable Gemini model: tried {', '.join(models) or 'none'}",
         hint=MODEL_HINT,

@@ -208,6 +208,17 @@ def grounded_payload(model: str) -> dict[str, Any]:
     }
 
 
+def echo_payload(model: str, key: str) -> dict[str, Any]:
+    """A grounded reply with `key` in its text, a source title and URL, and a search query."""
+    payload = grounded_payload(model)
+    candidate = payload["candidates"][0]
+    candidate["content"]["parts"].append({"text": f" Your key is {key}."})
+    metadata = candidate["groundingMetadata"]
+    metadata["groundingChunks"][0]["web"] = {"uri": f"https://e.example/?k={key}", "title": key}
+    metadata["webSearchQueries"].append(f"key {key}")
+    return payload
+
+
 _QUOTA_METRIC = "generativelanguage.googleapis.com/generate_content_free_tier_requests"
 
 
@@ -277,7 +288,7 @@ CANNED: dict[str, tuple[int, dict[str, Any]]] = {
     "unavailable": (503, _error(503, "UNAVAILABLE", "The model is overloaded.")),
     "blocked": (200, {"promptFeedback": {"blockReason": "SAFETY"}}),
 }
-SCENARIOS = ("grounded", *CANNED, "leaky", "slow", "malformed", "drop", "redirect")
+SCENARIOS = ("grounded", *CANNED, "leaky", "echo", "slow", "malformed", "drop", "redirect")
 
 
 @dataclass
@@ -404,6 +415,8 @@ class FakeGeminiApi:
         elif scenario == "leaky":  # a server that echoes the key: our errors must scrub it
             echoed = handler.headers.get("x-goog-api-key", "")
             handler.send_json(400, _error(400, "INVALID_ARGUMENT", f"API key not valid: {echoed}"))
+        elif scenario == "echo":  # a success that echoes the key: the envelope must not
+            handler.send_json(200, echo_payload(model, handler.headers.get("x-goog-api-key", "")))
         elif scenario == "slow":
             if not self._stop.wait(self.slow_s):
                 handler.send_json(200, grounded_payload(model))

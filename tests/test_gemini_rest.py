@@ -278,6 +278,30 @@ def test_the_key_never_appears_in_logs_or_results(scenario: str) -> None:
         assert isinstance(failed["elapsed_ms"], int)
 
 
+def test_an_answer_echoing_the_key_reaches_the_envelope_scrubbed() -> None:
+    with FakeGeminiApi({MODEL: "echo"}) as api, capture_logs() as logs:
+        result = gemini.rest_search(QUERY, api_settings(api))
+    assert result is not None
+    assert api.requests[0].headers["x-goog-api-key"] == KEY  # sent, and echoed back
+    assert KEY not in result.model_dump_json() and KEY not in json.dumps(logs, default=str)
+    envelope = parse_envelope(result.reply_text)
+    assert "Your key is \u27e8redacted\u27e9." in envelope.body  # <redacted>, neutralised
+    assert "k=\u27e8redacted\u27e9" in envelope.header["sources"]
+
+
+def test_a_key_with_a_line_break_is_refused_before_any_request() -> None:
+    from pydantic import SecretStr
+
+    with FakeGeminiApi({MODEL: "grounded"}) as api:
+        settings = api_settings(api).model_copy(
+            update={"gemini_api_key": SecretStr(KEY + "\r\nX: y")}
+        )
+        error = failure(settings)
+    assert error.kind == "gemini-auth" and "line break" in error.message
+    assert KEY not in error.message + (error.hint or "")
+    assert api.requests == []
+
+
 def test_an_error_message_echoing_the_key_is_scrubbed() -> None:
     with FakeGeminiApi({MODEL: "leaky"}) as api:
         error = failure(api_settings(api))
