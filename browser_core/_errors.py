@@ -30,6 +30,7 @@ class FailureKind(StrEnum):
     INTERNAL_ERROR = "internal-error"
     # the call itself
     EMPTY_QUERY = "empty-query"
+    BAD_ARGUMENTS = "bad-arguments"
     DEADLINE = "deadline"
     TIMEOUT = "timeout"
     REFUSED = "refused"

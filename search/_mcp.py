@@ -14,6 +14,7 @@ import contextlib
 import importlib.metadata
 import io
 import json
+import logging
 import os
 import sys
 from collections.abc import AsyncIterator, Awaitable
@@ -21,21 +22,28 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import anyio
+import jsonschema
 import structlog
 from mcp import types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
-from browser_core import FailureKind, Hop, ToolExecutionResult
+from browser_core import FailureKind, Hop, Settings, ToolExecutionResult
 from search._routing import Walk
 from search._types import ToolContext
 
 log = structlog.get_logger(__name__)
 
 SERVER_NAME = "stream-browser"
-# Seconds a call may run past the tool's own deadline before the MCP face gives up on it.
+# Seconds a call may run past the tool's own bound (deadline and Gemini's floor) before the
+# MCP face answers with a deadline error instead.
 GRACE_S = 3.0
+
+
+def call_timeout_s(settings: Settings) -> float:
+    """The longest one MCP call may take: the call deadline, Gemini's floor, a margin."""
+    return settings.call_deadline_s + settings.gemini_min_s + GRACE_S
 
 
 class BrowseCall(Protocol):
@@ -237,6 +245,7 @@ def error_result(
     *,
     message: str,
     chain: list[Hop] | None = None,
+    result: ToolExecutionResult | None = None,
 ) -> types.CallToolResult:
     """A tool error the model can act on: what failed, its failure kind, how to fix it."""
     chain = chain or []
@@ -252,6 +261,7 @@ def error_result(
             "fix": fix,
             "message": message,
             "chain": [hop.model_dump(mode="json") for hop in chain],
+            "result": result.model_dump(mode="json") if result else None,
         },
         isError=True,
     )
@@ -262,14 +272,16 @@ def walk_result(tool: str, walk: Walk) -> types.CallToolResult:
     failed = [hop for hop in walk.chain if not hop.ok]
     if walk.result is not None and walk.result.success:
         return success_result(walk)
-    if walk.result is not None:  # refused before any provider ran (policy, broadcast off)
+    if walk.result is not None:  # refused, or a failure the user should hear (no video)
         hop = failed[0] if failed else None
+        kind = (hop.failure_kind if hop else None) or walk.result.failure_kind
         return error_result(
             tool,
-            hop.failure_kind if hop and hop.failure_kind else FailureKind.REFUSED,
-            _fix(hop) if hop else walk.result.reply_text,
+            kind or FailureKind.REFUSED,
+            (_fix(hop) if hop else FIXES.get(kind or "")) or walk.result.reply_text,
             message=walk.result.reply_text,
             chain=walk.chain,
+            result=walk.result,
         )
     if not failed:
         return error_result(
@@ -301,8 +313,19 @@ def _request(tool: McpTool, arguments: dict[str, Any]) -> tuple[str, str, str | 
     return str(arguments.get("query", "")), tool.action, None, ToolContext()
 
 
+def _bad_arguments(tool: McpTool, arguments: dict[str, Any]) -> str | None:
+    """What is wrong with the arguments, naming the argument, or None."""
+    error = jsonschema.exceptions.best_match(
+        jsonschema.Draft202012Validator(tool.input_schema).iter_errors(arguments)
+    )
+    if error is None:
+        return None
+    where = ".".join(str(part) for part in error.absolute_path)
+    return f"argument `{where}`: {error.message}" if where else error.message
+
+
 async def run_tool(
-    call: BrowseCall, name: str, arguments: dict[str, Any], deadline_s: float
+    call: BrowseCall, name: str, arguments: dict[str, Any], timeout_s: float
 ) -> types.CallToolResult:
     """Run one tool call through `call`, bounded; never raises."""
     tool = TOOLS_BY_NAME.get(name)
@@ -311,18 +334,24 @@ async def run_tool(
         return error_result(
             name, FailureKind.BAD_SETTINGS, f"call one of: {known}", message="no such tool"
         )
+    problem = _bad_arguments(tool, arguments)
+    if problem:
+        return error_result(
+            name,
+            FailureKind.BAD_ARGUMENTS,
+            f"call `{name}` again with arguments that match its input schema",
+            message=problem,
+        )
     query, action, url, ctx = _request(tool, arguments)
     try:
-        walk = await asyncio.wait_for(
-            call(query, action=action, url=url, ctx=ctx), deadline_s + GRACE_S
-        )
+        walk = await asyncio.wait_for(call(query, action=action, url=url, ctx=ctx), timeout_s)
     except TimeoutError:
-        log.warning("mcp.call_timeout", tool=name, deadline_s=deadline_s)
+        log.warning("mcp.call_timeout", tool=name, timeout_s=timeout_s)
         return error_result(
             name,
             FailureKind.DEADLINE,
             FIXES[FailureKind.DEADLINE],
-            message=f"no answer within {deadline_s + GRACE_S:.0f} s",
+            message=f"no answer within {timeout_s:.0f} s",
         )
     except ValueError as exc:  # a bad argument (e.g. an unknown action)
         return error_result(
@@ -356,7 +385,7 @@ INSTRUCTIONS = (
 )
 
 
-def build_server(call: BrowseCall, *, deadline_s: float) -> Server[Any, Any]:
+def build_server(call: BrowseCall, *, timeout_s: float) -> Server[Any, Any]:
     """An MCP server whose tools all go through `call` (`BrowseTool.arun` or the service)."""
     server: Server[Any, Any] = Server(SERVER_NAME, version=_version(), instructions=INSTRUCTIONS)
     schema = output_schema()
@@ -366,11 +395,118 @@ def build_server(call: BrowseCall, *, deadline_s: float) -> Server[Any, Any]:
     async def list_tools() -> list[types.Tool]:
         return definitions
 
-    @server.call_tool()
+    @server.call_tool(validate_input=False)  # ours names the argument and the fix
     async def call_tool(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
-        return await run_tool(call, name, arguments, deadline_s)
+        return await run_tool(call, name, arguments, timeout_s)
 
     return server
+
+
+# -- forwarding to a running service --------------------------------------------------------
+
+_SERVICE_REFUSALS: dict[int, tuple[FailureKind, str]] = {
+    401: (
+        FailureKind.UNAUTHORIZED,
+        "give this process the service's token: SB_SERVICE_TOKEN, or SB_STATE_DIR pointing at "
+        "the service's state directory (its token file)",
+    ),
+    422: (FailureKind.BAD_ARGUMENTS, "fix the arguments and call again"),
+    429: (FailureKind.QUEUE_FULL, "the service is busy: retry in a few seconds"),
+    503: (FailureKind.SERVICE_UNAVAILABLE, "the service is shutting down: retry once it is back"),
+}
+
+
+def _service_hop(kind: FailureKind, detail: str, hint: str) -> Hop:
+    return Hop(
+        provider="service", ok=False, elapsed_ms=0, failure_kind=kind, detail=detail, hint=hint
+    )
+
+
+def walk_from_reply(answer: tuple[int, Any] | None, where: str) -> Walk:
+    """The service's `/v1/browse` reply (from `search.client.request`) as a walk."""
+    if answer is None:
+        return Walk(
+            None,
+            [
+                _service_hop(
+                    FailureKind.SERVICE_UNAVAILABLE,
+                    f"no answer from the service at {where}",
+                    "start it with `stream-browser serve`, or run `stream-browser mcp --via "
+                    "local` to drive the broadcast Chrome from this process",
+                )
+            ],
+        )
+    status, data = answer
+    if status == 200 and isinstance(data, dict) and "chain" in data:
+        result = data.get("result")
+        return Walk(
+            ToolExecutionResult.model_validate(result) if isinstance(result, dict) else None,
+            [Hop.model_validate(hop) for hop in data["chain"]],
+        )
+    kind, hint = _SERVICE_REFUSALS.get(
+        status, (FailureKind.SERVICE_UNAVAILABLE, "see the service's log (stderr)")
+    )
+    error = data.get("error") if isinstance(data, dict) else str(data)[:200]
+    return Walk(None, [_service_hop(kind, f"the service answered {status}: {error}", hint)])
+
+
+def forward_to(service: Any, timeout_s: float) -> BrowseCall:
+    """A `BrowseCall` that hands every call to a running `stream-browser serve` (the one owner
+    of the screen, with its queue) through the standard-library client `search.client`."""
+    from search import client
+
+    async def call(query: str, *, action: str, url: str | None, ctx: ToolContext) -> Walk:
+        body: dict[str, Any] = {"query": query, "action": action}
+        if ctx.broadcasting is not None:
+            body["broadcasting"] = ctx.broadcasting
+        if url:
+            body["url"] = url
+        answer = await asyncio.to_thread(
+            client.request, "POST", "/v1/browse", body, service=service, timeout=timeout_s
+        )
+        return walk_from_reply(answer, service.url)
+
+    return call
+
+
+def service_for(settings: Settings) -> Any | None:
+    """Where the service listens and its token, from the settings (`.env` included);
+    `SB_SERVICE_URL` (the client's own variable) wins, and `off` means none."""
+    from search import client
+
+    override = os.environ.get("SB_SERVICE_URL", "").strip()
+    if override.lower() in ("off", "none", "false", "0"):
+        return None
+    if override:
+        url = override
+    elif settings.service_socket:
+        url = "unix://" + os.path.expanduser(settings.service_socket)
+    else:
+        host = settings.service_host
+        url = f"http://{f'[{host}]' if ':' in host else host}:{settings.service_port}"
+    token = settings.service_token.get_secret_value() if settings.service_token else None
+    if token is None:
+        path = os.path.join(os.path.expanduser(settings.state_dir), client.TOKEN_FILE_NAME)
+        with contextlib.suppress(OSError), open(path, encoding="utf-8") as handle:
+            token = handle.read().strip() or None
+    return client.Service(url, token)
+
+
+def reachable_service(settings: Settings, probe_s: float = 1.0) -> Any | None:
+    """`service_for(settings)` if it answers `/healthz` now; else None."""
+    from search import client
+
+    service = service_for(settings)
+    if service is None:
+        return None
+    quiet = logging.getLogger(client.log.name)
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)  # "not running" is an answer here, not a warning
+    try:
+        answer = client.request("GET", "/healthz", service=service, timeout=probe_s)
+    finally:
+        quiet.setLevel(level)
+    return service if answer is not None and answer[0] == 200 else None
 
 
 # -- the faces ------------------------------------------------------------------------------
@@ -385,8 +521,8 @@ class McpHttpApp:
     needs a task group for the life of the app).
     """
 
-    def __init__(self, call: BrowseCall, *, deadline_s: float) -> None:
-        self.server = build_server(call, deadline_s=deadline_s)
+    def __init__(self, call: BrowseCall, *, timeout_s: float) -> None:
+        self.server = build_server(call, timeout_s=timeout_s)
         self.manager = StreamableHTTPSessionManager(
             app=self.server, json_response=True, stateless=True
         )
@@ -400,9 +536,10 @@ class McpHttpApp:
         await self.manager.handle_request(scope, receive, send)
 
 
-def mcp_http_app(call: BrowseCall, *, deadline_s: float) -> McpHttpApp:
-    """The ASGI app the service routes at `/mcp` (enter `app.running()` in its lifespan)."""
-    return McpHttpApp(call, deadline_s=deadline_s)
+def mcp_http_app(call: BrowseCall, *, settings: Settings) -> McpHttpApp:
+    """The ASGI app the service routes at `/mcp` (`app.add_route("/mcp", it)`: a mount
+    would answer every POST to `/mcp` with a redirect) and enters `running()` for its life."""
+    return McpHttpApp(call, timeout_s=call_timeout_s(settings))
 
 
 @contextlib.contextmanager
@@ -426,9 +563,9 @@ def protocol_stdout() -> Any:
             stream.close()
 
 
-async def serve_stdio(call: BrowseCall, *, deadline_s: float) -> None:
+async def serve_stdio(call: BrowseCall, *, timeout_s: float) -> None:
     """Serve the tools over stdin/stdout until the host closes stdin."""
-    server = build_server(call, deadline_s=deadline_s)
+    server = build_server(call, timeout_s=timeout_s)
     with protocol_stdout() as out:
         stdin = anyio.wrap_file(
             io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")

@@ -1,6 +1,7 @@
 """The MCP faces, driven by the SDK's own client: `stream-browser mcp` over stdio (a real
-subprocess, the session Chromium, the Gemini fake) and the in-process server for the
-failure paths (a hang, a crash) that a real provider cannot be made to show on demand."""
+subprocess, the session Chromium, the Gemini fake), the service's `/mcp` endpoint over
+streamable HTTP (a real `stream-browser serve`, with and without its token), and the
+in-process server for the failure paths (a hang, a crash) no real provider shows on demand."""
 
 from __future__ import annotations
 
@@ -15,13 +16,15 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.memory import create_connected_server_and_client_session
 
 from browser_core import ChromeProcess, Hop, parse_envelope
-from browser_core._chrome import free_port
+from browser_core._chrome import close_target, free_port
 from gemini.testing import write_fake_gemini
 from search import _mcp
 from search._mcp import TOOLS, build_server
@@ -30,6 +33,7 @@ from search._tool import BrowseTool
 from search._types import ToolContext
 from search.testing import FakeProvider
 from tests._server import LocalServer, Reply
+from tests._service_proc import ServiceProc, start_service
 from tests.conftest import make_settings
 
 COMMAND = str(Path(sys.executable).parent / "stream-browser")
@@ -56,6 +60,7 @@ def mcp_env(tmp_path: Path, chrome: ChromeProcess) -> dict[str, str]:
         "SB_SETTLE_MS": "200",
         "SB_LOG_FORMAT": "json",
         "SB_LOG_LEVEL": "info",
+        "SB_SERVICE_URL": "off",  # in process, even if a developer's service is running
     }
 
 
@@ -255,15 +260,12 @@ async def _call(server: Any, name: str, arguments: dict[str, Any]) -> types.Call
         return await session.call_tool(name, arguments)
 
 
-def test_a_call_that_never_returns_becomes_a_deadline_tool_error(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_a_call_that_never_returns_becomes_a_deadline_tool_error() -> None:
     async def hangs(query: str, *, action: str, url: str | None, ctx: ToolContext) -> Walk:
         await asyncio.sleep(3600)
         raise AssertionError("unreachable")
 
-    monkeypatch.setattr(_mcp, "GRACE_S", 0.0)
-    server = build_server(hangs, deadline_s=0.2)
+    server = build_server(hangs, timeout_s=0.2)
     result = asyncio.run(_call(server, "browse", {"query": "anything"}))
     assert result.isError
     assert result.structuredContent is not None
@@ -274,7 +276,7 @@ def test_a_crash_becomes_an_internal_error_tool_result_not_a_protocol_error() ->
     async def crashes(query: str, *, action: str, url: str | None, ctx: ToolContext) -> Walk:
         raise RuntimeError("boom")
 
-    result = asyncio.run(_call(build_server(crashes, deadline_s=5), "status", {}))
+    result = asyncio.run(_call(build_server(crashes, timeout_s=5), "status", {}))
     assert result.isError
     assert "failure_kind: internal-error" in _text(result)
     assert "RuntimeError: boom" in _text(result)
@@ -287,7 +289,7 @@ def test_each_tool_passes_its_action_and_arguments_to_the_one_entry() -> None:
         seen.append((query, action, url, ctx.broadcasting))
         return Walk(None, [Hop(provider="fake", ok=False, elapsed_ms=1, failure_kind="no-video")])
 
-    server = build_server(records, deadline_s=5)
+    server = build_server(records, timeout_s=5)
 
     async def scenario() -> None:
         async with create_connected_server_and_client_session(server) as session:
@@ -316,15 +318,17 @@ def test_a_bad_argument_is_a_tool_error_naming_it() -> None:
         raise AssertionError("must not be called")
 
     result = asyncio.run(
-        _call(build_server(never, deadline_s=5), "browse", {"query": "q", "action": "play"})
+        _call(build_server(never, timeout_s=5), "browse", {"query": "q", "action": "play"})
     )
     assert result.isError
-    assert "action" in _text(result)
+    assert "argument `action`: 'play' is not one of" in _text(result)
+    assert result.structuredContent is not None
+    assert result.structuredContent["failure_kind"] == "bad-arguments"
 
 
 def test_in_process_tool_answers_in_the_envelope_with_structured_data(tmp_path: Path) -> None:
     tool = _fake_tool(tmp_path, google="fail:captcha")
-    server = build_server(tool.arun, deadline_s=tool.settings.call_deadline_s)
+    server = build_server(tool.arun, timeout_s=_mcp.call_timeout_s(tool.settings))
     result = asyncio.run(_call(server, "browse", {"query": "sky colour", "broadcasting": True}))
     assert not result.isError
     assert "fake answer from gemini" in parse_envelope(_text(result)).body
@@ -339,3 +343,130 @@ def test_in_process_tool_answers_in_the_envelope_with_structured_data(tmp_path: 
 def test_tool_names_are_the_declared_ones() -> None:
     assert [tool.name for tool in TOOLS] == NAMES
     assert os.path.exists(COMMAND), "the console script is installed beside this Python"
+
+
+# -- streamable HTTP, against a running service ---------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def svc(chrome: ChromeProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProc]:
+    state = tmp_path_factory.mktemp("mcp-service-state")
+    service = start_service(chrome, state)
+    yield service
+    assert service.stop() == 0
+    for file in state.glob("owned-tab-*.json"):
+        target = json.loads(file.read_text()).get("target_id")
+        if target:
+            close_target(chrome.endpoint, target)
+
+
+@contextlib.asynccontextmanager
+async def http_session(
+    service: ServiceProc, headers: dict[str, str]
+) -> AsyncIterator[ClientSession]:
+    async with (
+        httpx.AsyncClient(headers=headers, timeout=60) as http_client,
+        streamable_http_client(f"{service.url}/mcp", http_client=http_client) as (read, write, _),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        yield session
+
+
+def _bearer(service: ServiceProc) -> dict[str, str]:
+    return {"Authorization": f"Bearer {service.token}"}
+
+
+def _http_statuses(error: BaseException) -> list[int]:
+    """The HTTP statuses inside an (exception group of) httpx errors."""
+    if isinstance(error, BaseExceptionGroup):
+        return [code for inner in error.exceptions for code in _http_statuses(inner)]
+    if isinstance(error, httpx.HTTPStatusError):
+        return [error.response.status_code]
+    return []
+
+
+def test_http_with_the_token_lists_the_tools_and_reads_a_page_through_the_service(
+    svc: ServiceProc, http: LocalServer
+) -> None:
+    url = http.route("/harbour-http", Reply(ARTICLE))
+
+    async def scenario() -> tuple[list[str], types.CallToolResult]:
+        async with http_session(svc, _bearer(svc)) as session:
+            names = [tool.name for tool in (await session.list_tools()).tools]
+            result = await session.call_tool(
+                "browse", {"query": "ferry", "url": url, "broadcasting": True}
+            )
+            return names, result
+
+    names, result = asyncio.run(scenario())
+    assert names == NAMES
+    assert not result.isError, _text(result)
+    assert "forty minutes" in parse_envelope(_text(result)).body
+    assert result.structuredContent is not None
+    assert result.structuredContent["provider"] == "read"
+    turns = [e for e in svc.events("service.turn") if e.get("action") == "auto"]
+    assert turns, "the call went through the service's queue"
+
+
+def test_http_without_the_token_is_refused_with_401_before_any_tool_runs(
+    svc: ServiceProc,
+) -> None:
+    async def scenario(headers: dict[str, str]) -> None:
+        async with http_session(svc, headers) as session:
+            await session.call_tool("status", {})
+
+    for headers in ({}, {"Authorization": "Bearer not-the-token"}):
+        with pytest.raises(BaseException) as info:
+            asyncio.run(scenario(headers))
+        assert _http_statuses(info.value) == [401]
+    refused = [e for e in svc.events("service.refused") if e.get("path") == "/mcp"]
+    assert [e["status"] for e in refused][-2:] == [401, 401]
+
+
+def test_http_a_request_from_a_web_page_is_refused_even_with_the_token(
+    svc: ServiceProc,
+) -> None:
+    async def scenario() -> None:
+        async with http_session(svc, {**_bearer(svc), "Origin": "https://evil.example"}):
+            pass
+
+    with pytest.raises(BaseException) as info:
+        asyncio.run(scenario())
+    assert _http_statuses(info.value) == [403]
+
+
+def test_stdio_forwards_to_a_running_service_when_one_answers(
+    svc: ServiceProc, mcp_env: dict[str, str], tmp_path: Path
+) -> None:
+    env = {**mcp_env, "SB_SERVICE_URL": svc.url, "SB_SERVICE_TOKEN": svc.token}
+    before = len(svc.events("service.turn"))
+
+    async def scenario() -> types.CallToolResult:
+        async with stdio_session(env, tmp_path) as session:
+            return await session.call_tool("status", {})
+
+    result = asyncio.run(scenario())
+    assert not result.isError, _text(result)
+    assert result.structuredContent is not None
+    assert result.structuredContent["action"] == "status"
+    assert [e["action"] for e in svc.events("service.turn")[before:]] == ["status"]
+    via = [e for e in _log_events(tmp_path) if e["event"] == "mcp.via"]
+    assert via == [{**via[0], "via": "service", "url": svc.url}]
+    assert svc.token not in (tmp_path / "mcp-stderr.log").read_text()
+
+
+def test_stdio_via_service_with_a_wrong_token_gives_an_unauthorized_tool_error(
+    svc: ServiceProc, mcp_env: dict[str, str], tmp_path: Path
+) -> None:
+    env = {**mcp_env, "SB_SERVICE_URL": svc.url, "SB_SERVICE_TOKEN": "wrong-token"}
+
+    async def scenario() -> types.CallToolResult:
+        async with stdio_session(env, tmp_path, "--via", "service") as session:
+            return await session.call_tool("status", {})
+
+    result = asyncio.run(scenario())
+    assert result.isError
+    assert result.structuredContent is not None
+    assert result.structuredContent["failure_kind"] == "unauthorized"
+    assert "SB_SERVICE_TOKEN" in result.structuredContent["fix"]
