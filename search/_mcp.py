@@ -62,7 +62,8 @@ _UNTRUSTED = (
 )
 _LIVE = (
     " While the broadcast is live this happens visibly in the streamed Chrome window, which "
-    "viewers watch: it replaces whatever the stream was showing (a playing video included)."
+    "viewers watch: it replaces what the stream was showing (a playing video is paused first; "
+    "`resume` brings it back)."
 )
 _NO_ARGS: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
 
@@ -171,8 +172,8 @@ TOOLS: tuple[McpTool, ...] = (
     McpTool(
         name="resume",
         title="Resume the paused video on the stream",
-        description="Resume the paused YouTube video in the streamed Chrome window, from "
-        "where it was paused.",
+        description="Resume the paused YouTube video in the streamed Chrome window from "
+        "where it stopped, also one that a search or page read paused to take the screen.",
         action="resume",
     ),
     McpTool(
