@@ -1,19 +1,22 @@
 """The one typed settings model.
 
-Precedence, highest first: explicit keyword arguments, the process environment, a `.env`
-file (entry points only, via `load_settings`), `playwright.config.toml`, code defaults.
-A bad value raises `SettingsError` whose message is one line naming the variable and the
-accepted values; the CLI turns it into exit code 2.
+Precedence, highest first, all pydantic-settings sources (nothing writes to `os.environ`):
+explicit keyword arguments, the process environment, a `.env` file (entry points only, via
+`load_settings`; never at import or in tests), `playwright.config.toml`, code defaults.
+A bad value (an unknown key in the TOML file included) raises `SettingsError` whose message
+is one line naming the variable and what it accepts, never a secret; the CLI exits 2 on it.
 """
 
 from __future__ import annotations
 
+import difflib
 import os
+import re
 import tomllib
+import unicodedata
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from dotenv import dotenv_values
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 from pydantic_settings import SettingsError as _SourceError
@@ -47,6 +50,8 @@ _ACCEPTS: dict[str, str] = {
     "int": "a whole number",
     "float": "a number",
 }
+_WINDOW = re.compile(r"\s*(\d{3,5})\s*[,x]\s*(\d{3,5})\s*", re.ASCII)
+WINDOW_RANGE = (200, 10000)
 
 
 def _env(name: str, default: Any) -> Any:
@@ -57,7 +62,11 @@ class Settings(BaseSettings):
     """Everything configurable. Environment names are the ones the brain already uses."""
 
     model_config = SettingsConfigDict(
-        case_sensitive=False, extra="ignore", populate_by_name=True, frozen=True
+        case_sensitive=False,
+        extra="ignore",
+        populate_by_name=True,
+        frozen=True,
+        allow_inf_nan=False,  # SB_CALL_DEADLINE_S=inf or nan is an error, not "no deadline"
     )
 
     # Routing and CDP
@@ -65,15 +74,19 @@ class Settings(BaseSettings):
     cdp_host: str = _env("CDP_HOST", "127.0.0.1")
     cdp_port: int = Field(default=9222, ge=1, le=65535, validation_alias="CDP_PORT")
     cdp_url: str | None = _env("CDP_URL", None)
-    connect_timeout_s: float = Field(default=5.0, gt=0, validation_alias="SB_CONNECT_TIMEOUT_S")
+    connect_timeout_s: float = Field(
+        default=5.0, gt=0, le=120, validation_alias="SB_CONNECT_TIMEOUT_S"
+    )
     connect_attempts: int = Field(default=3, ge=1, le=10, validation_alias="SB_CONNECT_ATTEMPTS")
 
     # Deadlines
-    op_timeout_s: float = Field(default=20.0, gt=0, validation_alias="SB_OP_TIMEOUT_S")
-    nav_timeout_s: float = Field(default=15.0, gt=0, validation_alias="SB_NAV_TIMEOUT_S")
+    op_timeout_s: float = Field(default=20.0, gt=0, le=600, validation_alias="SB_OP_TIMEOUT_S")
+    nav_timeout_s: float = Field(default=15.0, gt=0, le=600, validation_alias="SB_NAV_TIMEOUT_S")
     settle_ms: int = Field(default=1200, ge=0, le=30000, validation_alias="SB_SETTLE_MS")
-    call_deadline_s: float = Field(default=25.0, gt=0, validation_alias="SB_CALL_DEADLINE_S")
-    cache_ttl_s: float = Field(default=60.0, ge=0, validation_alias="SB_CACHE_TTL_S")
+    call_deadline_s: float = Field(
+        default=25.0, gt=0, le=600, validation_alias="SB_CALL_DEADLINE_S"
+    )
+    cache_ttl_s: float = Field(default=60.0, ge=0, le=86400, validation_alias="SB_CACHE_TTL_S")
 
     # Navigation policy
     allow_hosts: Annotated[tuple[str, ...], NoDecode] = Field(
@@ -81,8 +94,12 @@ class Settings(BaseSettings):
     )
 
     # Budgets
-    read_max_chars: int = Field(default=6000, ge=200, validation_alias="SB_READ_MAX_CHARS")
-    envelope_max_chars: int = Field(default=8000, ge=500, validation_alias="SB_ENVELOPE_MAX_CHARS")
+    read_max_chars: int = Field(
+        default=6000, ge=200, le=1_000_000, validation_alias="SB_READ_MAX_CHARS"
+    )
+    envelope_max_chars: int = Field(
+        default=8000, ge=500, le=1_000_000, validation_alias="SB_ENVELOPE_MAX_CHARS"
+    )
     max_results: int = Field(default=5, ge=1, le=20, validation_alias="SB_MAX_RESULTS")
 
     # Local broadcast Chrome
@@ -115,10 +132,13 @@ class Settings(BaseSettings):
     )
     gemini_oauth_dir: str | None = _env("GEMINI_OAUTH_DIR", None)
     gemini_cli: str | None = Field(default=None, validation_alias="GEMINI_CLI")
-    gemini_timeout_s: float = Field(default=30.0, gt=0, validation_alias="GEMINI_TIMEOUT_S")
+    gemini_timeout_s: float = Field(default=30.0, gt=0, le=600, validation_alias="GEMINI_TIMEOUT_S")
     gemini_rest_timeout_s: float = Field(
-        default=20.0, gt=0, validation_alias="GEMINI_REST_TIMEOUT_S"
+        default=20.0, gt=0, le=600, validation_alias="GEMINI_REST_TIMEOUT_S"
     )
+    # Time kept for the Gemini fallback inside a call, whatever the browser hop took: the
+    # browser gets what is left after it (short call deadlines are raised to honour it).
+    gemini_min_s: float = Field(default=12.0, ge=0, le=120, validation_alias="GEMINI_MIN_S")
 
     # The service (`stream-browser serve`): loopback TCP by default, or a Unix socket.
     service_host: str = Field(default="127.0.0.1", validation_alias="SB_SERVICE_HOST")
@@ -159,6 +179,26 @@ class Settings(BaseSettings):
     def _lower(cls, value: Any) -> Any:
         return value.strip().lower() if isinstance(value, str) else value
 
+    @field_validator("gemini_api_key", "service_token")
+    @classmethod
+    def _printable_secret(cls, value: SecretStr | None) -> SecretStr | None:
+        """A key with a line break or control character would leak through header errors."""
+        if value is not None and not _printable(value.get_secret_value().strip(" ")):
+            raise ValueError(
+                "a key without spaces, line breaks or control characters "
+                "(a stray CR/LF from copying it or from a Windows .env?)"
+            )
+        return value
+
+    @field_validator("window_size")
+    @classmethod
+    def _window_size(cls, value: str) -> str:
+        match = _WINDOW.fullmatch(value)
+        low, high = WINDOW_RANGE
+        if match is None or not all(low <= int(n) <= high for n in match.groups()):
+            raise ValueError(f"WIDTH,HEIGHT in pixels, each {low}-{high} (for example 1280,800)")
+        return f"{int(match.group(1))},{int(match.group(2))}"
+
     @property
     def cdp_endpoint(self) -> str:
         """The endpoint to attach to, re-read on every connect."""
@@ -180,7 +220,11 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return (init_settings, env_settings, _TomlSource(settings_cls))
+        return (init_settings, env_settings, dotenv_settings, _TomlSource(settings_cls))
+
+
+def _printable(text: str) -> bool:
+    return all(not char.isspace() and unicodedata.category(char)[0] != "C" for char in text)
 
 
 class _TomlSource(PydanticBaseSettingsSource):
@@ -198,15 +242,35 @@ class _TomlSource(PydanticBaseSettingsSource):
         except (OSError, tomllib.TOMLDecodeError) as exc:
             raise SettingsError(f"{path}: not valid TOML ({exc}); fix or delete the file") from exc
         values: dict[str, Any] = {}
-        for section, table in data.items():
-            if not isinstance(table, dict):
-                continue
-            for key, value in table.items():
-                field = _TOML_KEYS.get(f"{section}.{key}")
-                if field is not None:
-                    alias = _alias_of(field)
-                    values[alias] = value
+        for key, value in _flatten(data):
+            field = _TOML_KEYS.get(key)
+            if field is None:
+                raise SettingsError(_unknown_key(path, key))
+            values[_alias_of(field)] = value
         return values
+
+
+def _flatten(data: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    """`{"cdp": {"port": 1}}` as `[("cdp.port", 1)]`."""
+    items: list[tuple[str, Any]] = []
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            items.extend(_flatten(value, f"{name}."))
+        else:
+            items.append((name, value))
+    return items
+
+
+def _unknown_key(path: Path, key: str) -> str:
+    """One line naming the unknown key and the nearest valid one (a typo such as `prot`)."""
+    section = key.rpartition(".")[0]
+    same_section = [k for k in _TOML_KEYS if k.startswith(f"{section}.")] if section else []
+    nearest = difflib.get_close_matches(key, same_section, n=1, cutoff=0.4) or (
+        difflib.get_close_matches(key, list(_TOML_KEYS), n=1, cutoff=0.5)
+    )
+    hint = f"did you mean '{nearest[0]}'?" if nearest else "valid keys: " + ", ".join(_TOML_KEYS)
+    return f"{path}: unknown key '{key}'; {hint} (fix or remove it)"
 
 
 def _alias_of(field_name: str) -> str:
@@ -229,37 +293,26 @@ def find_config_file() -> Path | None:
 
 
 def build_settings(**overrides: Any) -> Settings:
-    """Settings from the environment and config file, with `overrides` on top.
+    """Settings from the environment and config file, with `overrides` on top; no `.env`.
 
     Raises `SettingsError` with one readable line on the first bad value.
     """
+    return _build(None, overrides)
+
+
+def load_settings(env_file: str | Path | None = ".env", **overrides: Any) -> Settings:
+    """For entry points: as `build_settings`, plus `env_file` below the real environment."""
+    use = env_file if env_file is not None and Path(env_file).is_file() else None
+    return _build(use, overrides)
+
+
+def _build(env_file: str | Path | None, overrides: dict[str, Any]) -> Settings:
     try:
-        return Settings(**overrides)
+        return Settings(_env_file=env_file, **overrides)
     except ValidationError as exc:
         raise SettingsError(_one_line(exc)) from None
     except _SourceError as exc:
         raise SettingsError(f"{exc}; check the environment and .env") from None
-
-
-def load_settings(env_file: str | Path | None = ".env", **overrides: Any) -> Settings:
-    """For entry points: read `.env` (never overriding the real environment), then build."""
-    extra: dict[str, Any] = {}
-    if env_file is not None and Path(env_file).is_file():
-        for key, value in dotenv_values(env_file).items():
-            if value is not None and key not in os.environ:
-                extra[key] = value
-    if extra:
-        saved = {key: os.environ.get(key) for key in extra}
-        os.environ.update(extra)
-        try:
-            return build_settings(**overrides)
-        finally:
-            for key, old in saved.items():
-                if old is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = old
-    return build_settings(**overrides)
 
 
 def _one_line(exc: ValidationError) -> str:
@@ -268,7 +321,8 @@ def _one_line(exc: ValidationError) -> str:
     name = _env_name(loc)
     field = Settings.model_fields.get(_field_name(loc))
     raw = error.get("input")
-    shown = "<hidden>" if name in ("GEMINI_API_KEY", "SB_SERVICE_TOKEN") else repr(raw)
+    secret = field is not None and "SecretStr" in repr(field.annotation)
+    shown = "<hidden>" if secret else repr(raw)
     return f"{name}={shown} is not valid: expected {_accepted(field, error)}"
 
 
@@ -292,13 +346,25 @@ def _accepted(field: Any, error: Any) -> str:
     if field is None:
         return str(error.get("msg", "a valid value"))
     ctx = error.get("ctx") or {}
+    if error.get("type") == "value_error" and "error" in ctx:
+        return str(ctx["error"])  # our validators say what they accept
     if "expected" in ctx:
         return f"one of {ctx['expected']}"
     if "port" in str(error["loc"][0]).lower():
         return "a port number 1-65535"
-    symbols = {"ge": ">=", "gt": ">", "le": "<="}
-    bounds = [f"{symbols[op]} {ctx[op]}" for op in symbols if op in ctx]
-    name = getattr(field.annotation, "__name__", "")
-    if bounds:
-        return f"{_ACCEPTS.get(name, 'a value')} ({', '.join(bounds)})"
-    return _ACCEPTS.get(name, str(error.get("msg", "a valid value")).lower())
+    kind = _ACCEPTS.get(getattr(field.annotation, "__name__", ""))
+    if kind is None:
+        return str(error.get("msg", "a valid value")).lower()
+    bounds = _bounds(field)
+    return f"{kind} ({', '.join(bounds)})" if bounds else kind
+
+
+def _bounds(field: Any) -> list[str]:
+    """The field's limits as text: `> 0`, `<= 600`."""
+    symbols = {"gt": ">", "ge": ">=", "lt": "<", "le": "<="}
+    return [
+        f"{symbol} {getattr(meta, op)}"
+        for meta in field.metadata
+        for op, symbol in symbols.items()
+        if getattr(meta, op, None) is not None
+    ]

@@ -19,6 +19,7 @@ from browser_core import (
     CdpUnreachable,
     Driver,
     Settings,
+    SettingsError,
     StreamBrowserError,
     cdp_targets,
     cdp_version,
@@ -133,7 +134,7 @@ def _run(driver: Driver, make: Callable[[], Awaitable[Any]]) -> Any:
 
 def _fail(exc: StreamBrowserError) -> int:
     print(f"stream-browser: {exc.kind}: {exc}", file=sys.stderr)
-    return EXIT_FAILED
+    return EXIT_USAGE if isinstance(exc, SettingsError) else EXIT_FAILED  # a bad setting: 2
 
 
 def _emit(args: argparse.Namespace, payload: BaseModel | dict[str, Any], text: str) -> None:

@@ -58,7 +58,27 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _not_utf8(argv: Sequence[str]) -> int | None:
+    """The position of the first argument that is not valid UTF-8 (Python keeps such bytes
+    as lone surrogates, which would crash the first print), or None."""
+    for position, arg in enumerate(argv, start=1):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            return position
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    bad = _not_utf8(argv)
+    if bad is not None:
+        print(
+            f"stream-browser: error: argument {bad} is not valid UTF-8 text; "
+            "pass it UTF-8 encoded (check the terminal's locale) (see --help)",
+            file=sys.stderr,
+        )
+        return 2
     parser = build_parser()
     args = parser.parse_args(argv)
     app = App(env_file=args.env_file)
