@@ -164,24 +164,34 @@ def test_stdio_browse_reads_a_local_page_through_the_real_chromium_fenced(
     assert "mcp.stdio_ready" in events and "mcp.call" in events
 
 
-def test_stdio_play_plays_the_local_youtube_stand_in(
+def test_stdio_play_and_the_controls_drive_the_local_youtube_stand_in(
     mcp_env: dict[str, str], tmp_path: Path, own_tabs: None
 ) -> None:
     expected = json.loads(
         (Path(__file__).parent / "recordings" / YOUTUBE_CASE / "expected.json").read_text()
     )
 
-    async def scenario() -> types.CallToolResult:
+    async def scenario() -> dict[str, types.CallToolResult]:
+        results = {}
         async with stdio_session(mcp_env, tmp_path, "--replay", YOUTUBE_CASE) as session:
-            return await session.call_tool("play", {"query": "как выбить душу моба"})
+            results["play"] = await session.call_tool("play", {"query": "как выбить душу моба"})
+            for name in ("pause", "status", "resume", "stop"):
+                results[name] = await session.call_tool(name, {})
+        return results
 
-    result = asyncio.run(scenario())
-    assert not result.isError, _text(result)
-    data = result.structuredContent
-    assert data is not None and data["provider"] == "youtube"
-    assert data["data"]["video_id"] == expected["video_id"]
-    assert data["data"]["playing"] is True
-    assert "Now playing on the stream: Test Pattern Tone" in parse_envelope(_text(result)).body
+    results = asyncio.run(scenario())
+    for name, result in results.items():
+        assert not result.isError, f"{name}: {_text(result)}"
+    data = {name: result.structuredContent or {} for name, result in results.items()}
+    assert data["play"]["provider"] == "youtube"
+    assert data["play"]["data"]["video_id"] == expected["video_id"]
+    assert data["play"]["data"]["playing"] is True
+    assert "Now playing on the stream: Test Pattern Tone" in _text(results["play"])
+    assert data["pause"]["data"]["playing"] is False
+    assert data["status"]["data"]["video_id"] == expected["video_id"]
+    assert data["status"]["data"]["playing"] is False
+    assert data["resume"]["data"]["playing"] is True
+    assert data["stop"]["data"]["video_id"] is None
 
 
 def test_stdio_failing_providers_give_a_tool_error_with_each_failure_kind(
