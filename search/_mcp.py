@@ -220,6 +220,9 @@ FIXES: dict[str, str] = {
     FailureKind.GEMINI_CLI_MISSING: "install the Gemini CLI (npm i -g @google/gemini-cli) or "
     "set GEMINI_CLI",
     FailureKind.GEMINI_QUOTA: "wait for the Gemini quota to reset, or use another model",
+    FailureKind.QUEUE_FULL: "the service is busy with other calls: retry in a few seconds",
+    FailureKind.SERVICE_UNAVAILABLE: "the service is shutting down or not running: retry "
+    "shortly, or start it with `stream-browser serve`",
     FailureKind.INTERNAL_ERROR: "this is a bug: the server log (stderr) has the traceback",
 }
 
@@ -333,7 +336,7 @@ async def run_tool(
     if tool is None:
         known = ", ".join(TOOLS_BY_NAME)
         return error_result(
-            name, FailureKind.BAD_SETTINGS, f"call one of: {known}", message="no such tool"
+            name, FailureKind.BAD_ARGUMENTS, f"call one of: {known}", message="no such tool"
         )
     problem = _bad_arguments(tool, arguments)
     if problem:
@@ -356,7 +359,7 @@ async def run_tool(
         )
     except ValueError as exc:  # a bad argument (e.g. an unknown action)
         return error_result(
-            name, FailureKind.BAD_SETTINGS, "fix the arguments and call again", message=str(exc)
+            name, FailureKind.BAD_ARGUMENTS, "fix the arguments and call again", message=str(exc)
         )
     except Exception as exc:
         log.exception("mcp.call_crashed", tool=name)

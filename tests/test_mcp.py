@@ -334,6 +334,8 @@ def test_a_bad_argument_is_a_tool_error_naming_it() -> None:
     assert "argument `action`: 'play' is not one of" in _text(result)
     assert result.structuredContent is not None
     assert result.structuredContent["failure_kind"] == "bad-arguments"
+    unknown = asyncio.run(_call(build_server(never, timeout_s=5), "dance", {}))
+    assert unknown.isError and "call one of: browse, play" in _text(unknown)
 
 
 def test_in_process_tool_answers_in_the_envelope_with_structured_data(tmp_path: Path) -> None:
