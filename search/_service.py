@@ -653,16 +653,12 @@ async def _browse(service: Service, body: BrowseBody, request: HttpRequest) -> A
 
 
 def _mount_mcp(app: FastAPI, service: Service) -> None:
-    """The MCP streamable HTTP face at `/mcp`, through the same queue."""
-    try:
-        from search._mcp import mcp_http_app
-    except ModuleNotFoundError as exc:  # the optional `mcp` package is not installed
-        if exc.name not in ("mcp", "search._mcp"):
-            raise
-        return
-    mcp = mcp_http_app(service.walk_or_refusal, deadline_s=service.settings.call_deadline_s)
+    """The MCP streamable HTTP face at `/mcp`, through the same queue and the same guard."""
+    from search._mcp import mcp_http_app
+
+    mcp = mcp_http_app(service.walk_or_refusal, settings=service.settings)
     service.lifespan_hooks.append(mcp.running)
-    app.mount("/mcp", mcp)
+    app.add_route("/mcp", mcp, methods=["GET", "POST", "DELETE"])
 
 
 # -- serving ---------------------------------------------------------------------------------
