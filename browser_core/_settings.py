@@ -206,6 +206,11 @@ class Settings(BaseSettings):
             return self.cdp_url.rstrip("/")
         return f"http://{self.cdp_host}:{self.cdp_port}"
 
+    def secret_values(self) -> tuple[str, ...]:
+        """Every secret this process holds (API key, service token), for log scrubbing."""
+        values = (getattr(self, name) for name in type(self).model_fields)
+        return tuple(v.get_secret_value() for v in values if isinstance(v, SecretStr) and v)
+
     @property
     def window(self) -> tuple[int, int]:
         width, _, height = self.window_size.partition(",")

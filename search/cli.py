@@ -36,9 +36,14 @@ class App:
 
     @property
     def settings(self) -> Settings:
+        from browser_core import configure_logging, load_settings
+
         if self._settings is None:
             self._settings = load_settings(self.env_file, **self.overrides)
-            configure_logging(self._settings.log_level, self._settings.log_format)
+            settings = self._settings
+            configure_logging(
+                settings.log_level, settings.log_format, secrets=settings.secret_values()
+            )
         return self._settings
 
 

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import structlog
 
 from browser_core import (
     ChromeProcess,
@@ -24,6 +23,7 @@ from browser_core import (
     stop_pid,
 )
 from browser_core._chrome import free_port
+from browser_core._logging import use_library_default
 from tests._server import LocalServer
 
 ENV_PREFIXES = ("STREAM_BROWSER", "CDP_", "GEMINI_", "GOOGLE_", "SB_")
@@ -35,7 +35,7 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         if name.startswith(ENV_PREFIXES) and name != "STREAM_BROWSER_CONFIG":
             monkeypatch.delenv(name, raising=False)
     yield
-    structlog.reset_defaults()  # a CLI test may have bound logging to a closed capture stream
+    use_library_default()  # undo an entry point's configure_logging: back to the library's own
 
 
 def _need_chromium() -> None:
