@@ -36,6 +36,8 @@ from browser_core import cdp_targets, configure_logging  # noqa: E402
 KINDS = ("search", "read", "play", "stop")
 WEIGHTS = (40, 35, 15, 10)
 MEMORY_TARGET_MB = 50.0
+CURVE_EVERY = 250  # operations between two points of the memory curve
+PLATEAU_FROM, PLATEAU_TARGET_MB = 1000, 20.0  # growth after this operation, long runs only
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,8 @@ class SoakReport:
     timings_ms: dict[str, list[float]] = field(default_factory=dict)
     failures: list[str] = field(default_factory=list)
     elapsed_s: float = 0.0
+    # (operations done, snapshot) every CURVE_EVERY operations
+    curve: list[tuple[int, Snapshot]] = field(default_factory=list)
 
     @property
     def leaked_tabs(self) -> int:
@@ -79,6 +83,14 @@ class SoakReport:
         """Growth of this process plus its Playwright driver (not Chrome)."""
         return round(self.after.python_rss_mb + self.after.driver_rss_mb
                      - self.before.python_rss_mb - self.before.driver_rss_mb, 1)
+
+    @property
+    def plateau_growth_mb(self) -> float | None:
+        """Our growth from operation PLATEAU_FROM to the end (None for shorter runs)."""
+        start = next((snap for done, snap in self.curve if done == PLATEAU_FROM), None)
+        if start is None or self.ops <= PLATEAU_FROM:
+            return None
+        return round(_ours(self.after) - _ours(start), 1)
 
     @property
     def ok(self) -> bool:
@@ -191,6 +203,21 @@ def snapshot(stage: Stage) -> Snapshot:
                     round(chrome_pss, 1))
 
 
+def _ours(snap: Snapshot) -> float:
+    return snap.python_rss_mb + snap.driver_rss_mb
+
+
+def _curve_point(stage: Stage, report: SoakReport, done: int, progress: bool) -> None:
+    snap = snapshot(stage)
+    report.curve.append((done, snap))
+    if progress:
+        growth = _ours(snap) - _ours(report.before)
+        print(f"  {done:>5} ops: python {snap.python_rss_mb:6.1f} MB, driver "
+              f"{snap.driver_rss_mb:6.1f} MB, ours {growth:+6.1f} MB, chrome PSS "
+              f"{snap.chrome_pss_mb:6.1f} MB, {len(report.failures)} failures",
+              file=sys.stderr, flush=True)
+
+
 def execute(runner: Runner, ops: list[Op], report: SoakReport, progress: bool) -> None:
     for op in ops:
         started = time.perf_counter()
@@ -201,9 +228,8 @@ def execute(runner: Runner, ops: list[Op], report: SoakReport, progress: bool) -
                                    f"{type(exc).__name__}: {str(exc)[:400]}")
         report.timings_ms.setdefault(op.kind, []).append((time.perf_counter() - started) * 1000)
         report.counts[op.kind] = report.counts.get(op.kind, 0) + 1
-        if progress and (op.index + 1) % 50 == 0:
-            print(f"  {op.index + 1}/{len(ops)} ops, {len(report.failures)} failures",
-                  file=sys.stderr, flush=True)
+        if (op.index + 1) % CURVE_EVERY == 0:
+            _curve_point(runner.stage, report, op.index + 1, progress)
 
 
 def run_soak(ops: int = 500, *, seed: int = 11, fixtures: list[Path] | None = None,
@@ -258,12 +284,30 @@ def print_report(report: SoakReport) -> None:
             ("chrome PSS MB (sum)", b.chrome_pss_mb, a.chrome_pss_mb))
     for name, first, last in rows:
         print(f"{name:<26} {first:>9} {last:>9} {last - first:>+9.1f}")
+    print_curve(report)
     growth = report.our_growth_mb
     verdict = "met" if growth < MEMORY_TARGET_MB else "NOT met"
     print(f"\nfailures: {len(report.failures)}; leaked tabs: {report.leaked_tabs}; our memory "
           f"growth {growth:+.1f} MB (target < {MEMORY_TARGET_MB:.0f} MB: {verdict})")
+    plateau = report.plateau_growth_mb
+    if plateau is not None:
+        verdict = "met" if plateau < PLATEAU_TARGET_MB else "NOT met"
+        print(f"growth from operation {PLATEAU_FROM} to {report.ops}: {plateau:+.1f} MB "
+              f"(target < {PLATEAU_TARGET_MB:.0f} MB: {verdict})")
     for line in report.failures:
         print(f"  {line}")
+
+
+def print_curve(report: SoakReport) -> None:
+    """Our memory every CURVE_EVERY operations: flat is the goal."""
+    if not report.curve:
+        return
+    print(f"\n{'ops':>6} {'python MB':>10} {'driver MB':>10} {'ours +MB':>9} {'chrome PSS':>11}")
+    points = [(0, report.before), *report.curve]
+    for done, snap in points:
+        growth = _ours(snap) - _ours(report.before)
+        print(f"{done:>6} {snap.python_rss_mb:>10.1f} {snap.driver_rss_mb:>10.1f} "
+              f"{growth:>+9.1f} {snap.chrome_pss_mb:>11.1f}")
 
 
 def main(argv: list[str] | None = None) -> int:
