@@ -40,6 +40,9 @@ def register(sub: Any) -> None:
     chrome.add_argument("--port", type=int, help="CDP port (default CDP_PORT, 9222)")
     chrome.add_argument("--headless", action="store_true", help="no window at all")
     chrome.add_argument("--stop", action="store_true", help="stop the Chrome this command started")
+    chrome.add_argument(
+        "--force", action="store_true", help="start it even with STREAM_BROWSER=false"
+    )
     chrome.set_defaults(func=cmd_chrome)
 
     doctor = sub.add_parser("doctor", help="check settings, Chrome, the Gemini CLI and API key")
@@ -86,6 +89,9 @@ def register(sub: Any) -> None:
 
 def _common(parser: argparse.ArgumentParser, *, replay: bool = True) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.add_argument(
+        "--local", action="store_true", help="run in this process even when a service runs"
+    )
     if replay:
         parser.add_argument(
             "--replay",
@@ -132,6 +138,19 @@ def _run(driver: Driver, make: Callable[[], Awaitable[Any]]) -> Any:
     return asyncio.run(main())
 
 
+def refuse_off_air(settings: Settings, command: str) -> bool:
+    """STREAM_BROWSER=false: a command that would drive the screen refuses, saying why."""
+    if settings.stream_browser:
+        return False
+    print(
+        f"stream-browser {command}: STREAM_BROWSER=false (broadcasting is disabled), so "
+        "nothing is shown on the screen; `stream-browser ask` answers with Gemini, or set "
+        "STREAM_BROWSER=true",
+        file=sys.stderr,
+    )
+    return True
+
+
 def _fail(exc: StreamBrowserError) -> int:
     print(f"stream-browser: {exc.kind}: {exc}", file=sys.stderr)
     return EXIT_USAGE if isinstance(exc, SettingsError) else EXIT_FAILED  # a bad setting: 2
@@ -164,6 +183,13 @@ def cmd_chrome(args: argparse.Namespace, app: Any) -> int:
         state_file(settings.state_dir, port).unlink(missing_ok=True)
         print(f"stopped Chrome (pid {state.pid}) on {endpoint}")
         return EXIT_OK
+    if not settings.stream_browser and not args.force:
+        print(
+            "stream-browser chrome: STREAM_BROWSER=false (broadcasting is disabled), so no "
+            "broadcast Chrome is started; set STREAM_BROWSER=true, or add --force",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
     try:
         version = cdp_version(endpoint)
         print(f"Chrome is already running: {endpoint} ({version.get('Browser', '?')})")
@@ -218,6 +244,8 @@ def cmd_search(args: argparse.Namespace, app: Any) -> int:
         settings = _settings(args, app, "search", args.query)
     except StreamBrowserError as exc:
         return _fail(exc)
+    if refuse_off_air(settings, "search"):
+        return EXIT_FAILED
     driver = _driver(args, settings)
     try:
         serp, reads = _run(
@@ -244,6 +272,8 @@ def cmd_read(args: argparse.Namespace, app: Any) -> int:
         settings = _settings(args, app, "read", args.url)
     except StreamBrowserError as exc:
         return _fail(exc)
+    if refuse_off_air(settings, "read"):
+        return EXIT_FAILED
     driver = _driver(args, settings)
     try:
         read = _run(driver, lambda: read_page(driver, args.url, settings))
@@ -262,6 +292,8 @@ def cmd_play(args: argparse.Namespace, app: Any) -> int:
         settings = _settings(args, app, "play", args.target)
     except StreamBrowserError as exc:
         return _fail(exc)
+    if refuse_off_air(settings, "play"):
+        return EXIT_FAILED
     driver = _driver(args, settings)
     try:
         status = _run(driver, lambda: play(driver, args.target, settings))
@@ -275,6 +307,8 @@ def cmd_control(args: argparse.Namespace, app: Any) -> int:
     from search.providers.youtube import control
 
     settings: Settings = app.settings
+    if args.control != "status" and refuse_off_air(settings, args.control):
+        return EXIT_FAILED
     driver = Driver(settings)
     try:
         status = _run(driver, lambda: control(driver, args.control, settings))

@@ -263,7 +263,11 @@ async def _stop_quietly(recorder: SessionRecorder) -> Path | None:
 
 
 def cmd_debug(args: argparse.Namespace, app: Any) -> int:
+    from search._cli_core import refuse_off_air
+
     settings: Settings = app.settings
+    if refuse_off_air(settings, "debug"):  # it drives the broadcast Chrome
+        return 1
     configure_logging(settings.log_level, fmt="console")
     default = Path("test-results/debug") / f"{args.action}-{dt.datetime.now():%Y%m%d-%H%M%S}.zip"
     trace_path = Path(args.trace or default).expanduser().resolve()
@@ -327,7 +331,11 @@ def _record_target(args: argparse.Namespace) -> Path:
 
 
 def cmd_record(args: argparse.Namespace, app: Any) -> int:
+    from search._cli_core import refuse_off_air
+
     settings: Settings = app.settings
+    if refuse_off_air(settings, "record"):  # it drives the broadcast Chrome
+        return 1
     try:
         folder = _record_target(args)
     except StreamBrowserError as exc:

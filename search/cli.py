@@ -11,9 +11,10 @@ import importlib
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from browser_core import Settings, SettingsError, configure_logging, load_settings
+if TYPE_CHECKING:  # imported where used, so `--help` and client commands stay light
+    from browser_core import Settings
 
 COMMAND_MODULES: tuple[str, ...] = (
     "search._cli_core",
@@ -53,14 +54,71 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+# Every command: the module that registers it and its one-line help, so `--help` (and a
+# mistyped command) imports no command module and a command imports only its own; a test
+# keeps this in step with what the modules register.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "chrome": ("search._cli_core", "start (or stop) the local broadcast Chrome"),
+    "doctor": ("search._cli_core", "check settings, Chrome, the Gemini CLI and API key"),
+    "search": ("search._cli_core", "Google search on the broadcast Chrome"),
+    "read": ("search._cli_core", "open a page on the broadcast Chrome and read its text"),
+    "play": ("search._cli_core", "play a YouTube video (query or URL) on the broadcast Chrome"),
+    "pause": ("search._cli_core", "pause the video"),
+    "resume": ("search._cli_core", "resume the video"),
+    "stop": ("search._cli_core", "stop the video and leave a neutral page"),
+    "status": ("search._cli_core", "what is playing"),
+    "ask": ("search._cli_core", "what the brain gets: route by broadcast state, envelope"),
+    "demo": (
+        "search._cli_demo",
+        "run a search and a page read on a local broadcast Chrome, offline, from recordings",
+    ),
+    "debug": ("search._cli_dev", "watch an action in a visible Chrome, with a trace"),
+    "record": ("search._cli_dev", "record a live session as tests/recordings/NAME"),
+    "gemini": ("search._cli_gemini", "ask Gemini grounded search (CLI login or API key)"),
+    "mcp": (
+        "search._cli_mcp",
+        "serve browse/play/pause/resume/stop/status to an MCP host over stdio",
+    ),
+    "parse": (
+        "search._cli_parse",
+        "parse saved pages offline (Google results, YouTube results, articles)",
+    ),
+    "serve": (
+        "search._cli_serve",
+        "run the service: one owner of the broadcast Chrome for every caller",
+    ),
+}
+
+
+def build_parser(command: str | None = "*") -> argparse.ArgumentParser:
+    """Every command (`"*"`), only the module of `command`, or (None) names and help only."""
     parser = _Parser(prog="stream-browser", description=__doc__.splitlines()[0])
     parser.add_argument("--env-file", default=".env", help="dotenv file to read (default .env)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    for name in COMMAND_MODULES:
+    if command is None:
+        for name, (_module, text) in COMMANDS.items():
+            sub.add_parser(name, help=text, add_help=False)
+        return parser
+    modules = COMMAND_MODULES if command == "*" else (COMMANDS[command][0],)
+    for name in modules:
         importlib.import_module(name).register(sub)
     return parser
+
+
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The subcommand named in `argv` (None for `--help` or none at all)."""
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == "--env-file":
+            skip = True
+        elif arg in ("-h", "--help"):
+            return None
+        elif not arg.startswith("-"):
+            return arg if arg in COMMANDS else None
+    return None
 
 
 def _not_utf8(argv: Sequence[str]) -> int | None:
@@ -84,9 +142,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    command = _command_of(argv)
+    if command is not None and "--local" not in argv:
+        from search._cli_remote import REMOTE_COMMANDS, run_remote
+
+        remote = run_remote(argv) if command in REMOTE_COMMANDS else None
+        if remote is not None:
+            return remote
+    args = build_parser(command).parse_args(argv)
     app = App(env_file=args.env_file)
+    from browser_core import SettingsError  # loaded by the command's module already
+
     try:
         return int(args.func(args, app))
     except SettingsError as exc:

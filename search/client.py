@@ -30,8 +30,10 @@ __all__ = [
     "Service",
     "browse",
     "browse_and_search",
+    "exchange",
     "find_service",
     "pause",
+    "request",
     "resume",
     "status",
     "stop",
@@ -119,19 +121,16 @@ def find_service(url: str | None = None, token: str | None = None) -> Service | 
     return Service(url or default_url(), token)
 
 
-def request(
+def exchange(
     method: str,
     path: str,
-    body: dict[str, Any] | None = None,
+    body: dict[str, Any] | None,
     *,
-    service: Service | None = None,
+    service: Service,
     timeout: float = DEFAULT_TIMEOUT_S,
-) -> tuple[int, dict[str, Any] | str] | None:
-    """One call: (status, JSON or text), or `None` (logged) when there was no answer."""
-    service = service or find_service()
-    if service is None:
-        log.info("stream-browser service disabled (SB_SERVICE_URL=off)")
-        return None
+) -> tuple[int, dict[str, Any] | str]:
+    """One call: (status, JSON or text). Raises `OSError` (`ConnectionRefusedError` or
+    `FileNotFoundError` when nothing listens: the call never ran) or `HTTPException`."""
     deadline = time.monotonic() + timeout
     conn = service.connection(timeout)
     try:
@@ -147,16 +146,33 @@ def request(
         response = conn.getresponse()
         raw = response.read()
         return response.status, _decode(raw, response.getheader("Content-Type", ""))
+    finally:
+        conn.close()
+
+
+def request(
+    method: str,
+    path: str,
+    body: dict[str, Any] | None = None,
+    *,
+    service: Service | None = None,
+    timeout: float = DEFAULT_TIMEOUT_S,
+) -> tuple[int, dict[str, Any] | str] | None:
+    """`exchange` that never raises: `None` (the reason logged) when there was no answer."""
+    service = service or find_service()
+    if service is None:
+        log.info("stream-browser service disabled (SB_SERVICE_URL=off)")
+        return None
+    try:
+        return exchange(method, path, body, service=service, timeout=timeout)
     except (ConnectionRefusedError, FileNotFoundError):
         log.warning("stream-browser service is not running at %s", service.url)
-    except TimeoutError:
+    except (TimeoutError, socket.timeout):  # noqa: UP041 (distinct before Python 3.10)
         log.warning("stream-browser service gave no answer within %.1f s", timeout)
     except (OSError, http.client.HTTPException) as exc:
         log.warning("stream-browser service at %s failed: %s", service.url, type(exc).__name__)
     except Exception as exc:  # never raise into the brain
         log.warning("stream-browser client error: %s", type(exc).__name__)
-    finally:
-        conn.close()
     return None
 
 

@@ -34,6 +34,7 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     for name in list(os.environ):
         if name.startswith(ENV_PREFIXES) and name != "STREAM_BROWSER_CONFIG":
             monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("SB_SERVICE_URL", "off")  # the CLI never reaches a developer's service
     yield
     use_library_default()  # undo an entry point's configure_logging: back to the library's own
 

@@ -79,6 +79,7 @@ def test_browse_and_search_returns_the_result_dict_over_a_unix_socket(
 def test_the_token_file_is_found_through_the_state_dir(
     uds: ServiceProc, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.delenv("SB_SERVICE_URL")  # the tests' guard against a developer's service
     monkeypatch.setenv("SB_STATE_DIR", str(uds.state_dir))
     monkeypatch.setenv("SB_SERVICE_SOCKET", str(uds.state_dir / "sb.sock"))
     service = client.find_service()
