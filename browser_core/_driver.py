@@ -31,6 +31,7 @@ from ._errors import (
     OperationTimeout,
     ProviderError,
 )
+from ._fetch_guard import install_fetch_guard
 from ._policy import INTERNAL_REQUEST, check_url, is_allowed
 from ._settings import Settings
 
@@ -345,6 +346,8 @@ class Driver:
         # Registered last, so it runs before any hook's routes: a public page must not
         # show (or probe) an internal service through a frame, image or script either.
         await page.route(INTERNAL_REQUEST, self._guard_request)
+        # Second layer behind the egress guard proxy: sees redirect hops before they are sent.
+        await install_fetch_guard(page.context, page, self.settings.allow_hosts)
 
     async def _guard_request(self, route: Any) -> None:
         url = route.request.url

@@ -13,6 +13,7 @@ from playwright.async_api import Error as PlaywrightError
 from pydantic import BaseModel
 
 from browser_core import (
+    BlockedUrl,
     Deadline,
     Driver,
     NavOutcome,
@@ -20,6 +21,7 @@ from browser_core import (
     Source,
     ToolExecutionResult,
     envelope_result,
+    is_allowed,
 )
 from search._types import Request
 
@@ -70,11 +72,12 @@ async def read_in_page(
     body = await _response_html(nav.response)
     article = await asyncio.to_thread(extract_article, body, nav.url) if body else None
     text = article.text.strip() if article else ""
-    if len(text.split()) < BODY_ENOUGH_WORDS:
+    if len(text.split()) < BODY_ENOUGH_WORDS or page.url != nav.url:
         await page.wait_for_load_state("domcontentloaded")
         await driver.settle(page)
-        article = await asyncio.to_thread(extract_article, await page.content(), nav.url)
+        article = await asyncio.to_thread(extract_article, await page.content(), page.url)
         text = article.text.strip() or (await page.inner_text("body", timeout=3000)).strip()
+    base["final_url"] = await _followed(page, nav.url, settings)
     assert article is not None
     budget = settings.read_max_chars
     return PageRead(
@@ -89,6 +92,20 @@ async def read_in_page(
         text_chars=len(text),
         truncated=len(text) > budget,
     )
+
+
+async def _followed(page: Any, committed: str, settings: Settings) -> str:
+    """Where the page is now. A meta refresh or a script may have moved it after the response
+    we read: the policy and the envelope's `sources:` follow it, never the approved URL."""
+    final = str(page.url)
+    if final in (committed, "", "about:blank"):
+        return committed
+    if not is_allowed(final, settings.allow_hosts):
+        await page.goto("about:blank")
+        raise BlockedUrl(
+            f"refused: the page moved itself to {final[:200]}", url=final[:200], reason="redirect"
+        )
+    return final
 
 
 async def _response_html(response: Any) -> str | None:

@@ -1,0 +1,116 @@
+"""The CDP-level request guard: the second layer behind the egress guard proxy.
+
+Playwright's request routes never see redirect hops, so a public page answering
+`302 Location: http://127.0.0.1:P/` used to reach the internal server before anything could
+refuse it. The CDP `Fetch` domain does pause every hop before it is sent: this guard pauses
+every document request (navigations, frames, redirect hops, meta refresh, `location=`) and
+every request to a host that looks internal, and refuses what the navigation policy refuses.
+A refused document gets a short local 403 page (so nothing is sent and the driver then sees
+where the page tried to go); a refused sub-request fails as blocked by the client. Names are
+not resolved here (that is the proxy's job, after resolution).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+from collections.abc import Iterable
+from typing import Any
+
+import structlog
+from playwright.async_api import BrowserContext, CDPSession, Page
+from playwright.async_api import Error as PlaywrightError
+
+from ._policy import is_allowed
+
+log = structlog.get_logger("browser_core.fetch_guard")
+
+# Chrome pauses a request when its canonical URL matches (`*` any run, `?` one character).
+# Over-matching only costs a round trip: the policy decides.
+_INTERNAL_PATTERNS = (
+    "*://localhost*",
+    "*://127.*",
+    "*://10.*",
+    "*://172.*",
+    "*://192.168.*",
+    "*://169.254.*",
+    "*://100.*",
+    "*://0.*",
+    "*://[*",
+    "*.localhost/*",
+    "*.localhost:*",
+    "*.local/*",
+    "*.local:*",
+    "*.internal/*",
+    "*.internal:*",
+    "*.lan/*",
+    "*.lan:*",
+    "*.home.arpa/*",
+    "*.home.arpa:*",
+    "*://metadata/*",
+    "*://metadata:*",
+    "*://instance-data*",
+)
+PATTERNS = (
+    {"urlPattern": "*", "resourceType": "Document", "requestStage": "Request"},
+    *({"urlPattern": p, "requestStage": "Request"} for p in _INTERNAL_PATTERNS),
+)
+_NOTICE = base64.b64encode(
+    b"<!DOCTYPE html><title>Blocked</title><p>This address is not shown on the stream.</p>"
+).decode("ascii")
+
+
+class FetchGuard:
+    """Pauses matching requests of one page over its own CDP session and decides on each."""
+
+    def __init__(self, session: CDPSession, allow_hosts: Iterable[str]) -> None:
+        self.session = session
+        self.allow_hosts = tuple(allow_hosts)
+        self.blocked: list[str] = []
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def on_paused(self, event: dict[str, Any]) -> None:
+        task = asyncio.ensure_future(self._decide(event))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _decide(self, event: dict[str, Any]) -> None:
+        request_id = event["requestId"]
+        url = str(event.get("request", {}).get("url", ""))
+        try:
+            if is_allowed(url, self.allow_hosts):
+                await self.session.send("Fetch.continueRequest", {"requestId": request_id})
+                return
+            self.blocked.append(url)
+            kind = str(event.get("resourceType", ""))
+            log.warning("driver.fetch_blocked", url=url[:200], resource_type=kind)
+            if kind == "Document":
+                await self.session.send(
+                    "Fetch.fulfillRequest",
+                    {
+                        "requestId": request_id,
+                        "responseCode": 403,
+                        "responseHeaders": [
+                            {"name": "Content-Type", "value": "text/html; charset=utf-8"},
+                            {"name": "Cache-Control", "value": "no-store"},
+                        ],
+                        "body": _NOTICE,
+                    },
+                )
+            else:
+                await self.session.send(
+                    "Fetch.failRequest", {"requestId": request_id, "errorReason": "BlockedByClient"}
+                )
+        except PlaywrightError:
+            pass  # the page navigated away or closed: the request is gone with it
+
+
+async def install_fetch_guard(
+    context: BrowserContext, page: Page, allow_hosts: Iterable[str]
+) -> FetchGuard:
+    """Start guarding `page` at the CDP Fetch level; returns the guard (its `blocked` URLs)."""
+    session = await context.new_cdp_session(page)
+    guard = FetchGuard(session, allow_hosts)
+    session.on("Fetch.requestPaused", guard.on_paused)
+    await session.send("Fetch.enable", {"patterns": list(PATTERNS)})
+    return guard
