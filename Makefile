@@ -8,12 +8,13 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 GEMINI_CLI_VERSION := 0.61.0
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help setup system venv tools demo test lint typecheck format bench bench-extract \
+.PHONY: help setup system venv tools demo serve test lint typecheck format bench bench-extract \
         soak debug record update-recordings chrome doctor clean
 
 help:
 	@echo "make demo    set up and run a search + page read on a local broadcast Chrome (offline)"
 	@echo "make test    set up and run the whole test suite"
+	@echo "make serve   run the service that alone drives the broadcast Chrome (127.0.0.1:8765)"
 	@echo "make lint typecheck format bench bench-extract soak debug record update-recordings"
 
 setup: system venv tools
@@ -48,6 +49,10 @@ tools: .tools/.installed
 
 demo: setup
 	@$(SB) demo
+
+# The service the brain calls (README "From the brain"); Ctrl-C or SIGTERM drains and stops it.
+serve: setup
+	@$(SB) serve $(ARGS)
 
 test: setup
 	@$(PY) -m pytest -q

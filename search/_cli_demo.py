@@ -1,16 +1,24 @@
 """`stream-browser demo`: start a local broadcast Chrome and run the main job on it, offline.
 
-The network is served from recorded sessions in tests/recordings (real saved Google and
-article pages), so the demo needs no internet and says exactly what it did.
+The job goes the way the brain's calls go: the service (`stream-browser serve`, here in this
+process on a free loopback port) drives Chrome, and the standard-library client asks it. The
+network is served from recorded sessions in tests/recordings (real saved Google and article
+pages), so the demo needs no internet and says exactly what it did.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import secrets
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from pydantic import SecretStr
 
 from browser_core import (
     Settings,
@@ -19,8 +27,8 @@ from browser_core import (
     configure_logging,
 )
 from browser_core._replay import RECORDINGS_DIR
+from search import client
 from search._cli_dev import ensure_chrome
-from search._types import ToolContext
 
 
 def register(sub: Any) -> None:
@@ -62,57 +70,100 @@ def _arg_of(folder: Path) -> str:
     return str(json.loads((folder / "action.json").read_text(encoding="utf-8"))["arg"])
 
 
-def _run_case(settings: Settings, action: str, folder: Path) -> bool:
+def _replay_all(folders: list[Path]) -> Any:
+    """One page hook serving the owned tab from every recording (unmatched: aborted)."""
+    from browser_core._replay import resolve_har
+
+    hars = [resolve_har(str(folder)) for folder in folders]
+
+    async def hook(page: Any) -> None:
+        for index, har in enumerate(hars):  # the last registered is asked first
+            await page.route_from_har(har, not_found="abort" if index == 0 else "fallback")
+
+    return hook
+
+
+@contextlib.contextmanager
+def _service(settings: Settings, folders: list[Path]) -> Iterator[Any]:
+    """`stream-browser serve` on a free loopback port in this process, for the demo."""
     from browser_core import Driver
-    from browser_core._replay import replay_hook
     from search._recordings import load_case
+    from search._service import prepare
     from search._tool import BrowseTool
 
-    settings = load_case(folder).settings_for(settings)  # the recording's language and region
+    for folder in reversed(folders):  # the search recording's language and region win
+        settings = load_case(folder).settings_for(settings)
+    settings = settings.model_copy(
+        update={
+            "service_host": "127.0.0.1",
+            "service_port": 0,
+            "service_socket": None,
+            "service_token": SecretStr(secrets.token_urlsafe(24)),
+        }
+    )
+    driver = Driver(settings, page_hooks=(_replay_all(folders),))
+    prepared = prepare(settings, BrowseTool(settings, driver=driver))
+    thread = threading.Thread(target=prepared.run, name="demo-service", daemon=True)
+    thread.start()
+    try:
+        yield prepared
+    finally:
+        prepared.stop()
+        thread.join(30)
+
+
+def _run_case(service: Any, action: str, folder: Path) -> bool:
     arg = _arg_of(folder)
     _say(
-        f"{action} {arg!r} on the broadcast Chrome, network served from recording "
-        f"{folder.name} (no internet used)"
+        f"{action} {arg!r} through the service with the standard-library client "
+        f"(search.client); network served from recording {folder.name}, no internet used"
     )
-    driver = Driver(settings, page_hooks=(replay_hook(str(folder)),))
-    tool = BrowseTool(settings, driver=driver)
     started = time.monotonic()
-    try:
-        walk = tool.run_sync(arg, action=action, ctx=ToolContext(broadcasting=True))
-    finally:
-        tool.close()
+    answer = client.browse(
+        arg, action=action, broadcasting=True, service_url=service.url, token=service.token
+    )
     elapsed = time.monotonic() - started
-    result = walk.result
-    if result is None or not result.success:
-        kinds = ", ".join(f"{h.provider}: {h.failure_kind}" for h in walk.chain) or "no provider"
+    result = answer.get("result") if answer else None
+    if not isinstance(result, dict) or not result.get("success"):
+        chain = answer.get("chain", []) if answer else []
+        kinds = ", ".join(f"{h['provider']}: {h['failure_kind']}" for h in chain) or "no answer"
         _say(f"FAILED after {elapsed:.1f} s ({kinds})")
         return False
-    _say(f"answered by {result.provider} in {elapsed:.1f} s; what the brain receives:")
-    print(result.reply_text[:1500] + ("\n..." if len(result.reply_text) > 1500 else ""))
+    _say(f"answered by {result['provider']} in {elapsed:.1f} s; what the brain receives:")
+    text = str(result["reply_text"])
+    print(text[:1500] + ("\n..." if len(text) > 1500 else ""))
     return True
 
 
 def cmd_demo(args: argparse.Namespace, app: Any) -> int:
+    from search._cli_core import refuse_off_air
+
     settings: Settings = app.settings
     configure_logging("warning", settings.log_format)  # the demo narrates; logs only on trouble
+    if refuse_off_air(settings, "demo"):
+        return 1
     try:
         ensure_chrome(settings, headless=args.headless)
     except StreamBrowserError as exc:
         print(f"stream-browser demo: {exc.kind}: {exc}")
         return 1
     before = len(cdp_targets(settings.cdp_endpoint))
-    ok = True
-    for action in ("search", "read"):
-        cases = _recordings(action)
-        if not cases:
-            _say(f"no recorded {action} session found in {RECORDINGS_DIR}")
-            ok = False
-            continue
-        ok = _run_case(settings, action, cases[0]) and ok
+    cases = {action: _recordings(action) for action in ("search", "read")}
+    missing = [action for action, found in cases.items() if not found]
+    for action in missing:
+        _say(f"no recorded {action} session found in {RECORDINGS_DIR}")
+    folders = [found[0] for found in cases.values() if found]
+    ok = not missing
+    with _service(settings, folders) as service:
+        _say(f"service started at {service.url} (`stream-browser serve`, bearer token)")
+        for action, found in cases.items():
+            if found:
+                ok = _run_case(service, action, found[0]) and ok
     after = len(cdp_targets(settings.cdp_endpoint))
     _say(f"Chrome targets before {before}, after {after} (one owned tab, reused)")
     _say(
-        'next: `stream-browser doctor`, then with internet `stream-browser search "..."`; '
-        "stop Chrome with `stream-browser chrome --stop`"
+        "next: `stream-browser doctor`, `stream-browser serve` for the brain (README), then "
+        'with internet `stream-browser search "..."`; stop Chrome with '
+        "`stream-browser chrome --stop`"
     )
     return 0 if ok else 1

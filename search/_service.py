@@ -658,7 +658,7 @@ def _mount_mcp(app: FastAPI, service: Service) -> None:
 
     mcp = mcp_http_app(service.walk_or_refusal, settings=service.settings)
     service.lifespan_hooks.append(mcp.running)
-    app.add_route("/mcp", mcp, methods=["GET", "POST", "DELETE"])
+    app.router.routes.append(mcp.route("/mcp"))  # exactly /mcp: a mount would redirect
 
 
 # -- serving ---------------------------------------------------------------------------------
@@ -718,31 +718,6 @@ def bind(settings: Settings) -> Bound:
     return Bound(sock, f"http://{shown}:{port}", allowed_hosts(host, port))
 
 
-def serve(settings: Settings, *, ready: Callable[[str], None] | None = None) -> int:
-    """Run until SIGTERM/SIGINT; 0 after a clean drain. Raises `StartRefused`."""
-    check_exposure(settings)
-    token, source = ensure_token(settings)
-    bound = bind(settings)
-    service = Service.create(settings)
-    app = create_app(service, Access(token, bound.hosts))
-    config = uvicorn.Config(
-        app,
-        loop="asyncio",
-        log_level="warning",
-        access_log=False,
-        lifespan="on",
-        timeout_graceful_shutdown=int(settings.call_deadline_s) + 5,
-        server_header=False,
-    )
-    server = _DrainingServer(config, service)
-    log.info("service.started", url=bound.url, auth_from=source, queue_max=settings.queue_max)
-    if ready is not None:
-        ready(bound.url)
-    server.run(sockets=[bound.sock])
-    log.info("service.stopped", url=bound.url)
-    return 0
-
-
 class _DrainingServer(uvicorn.Server):
     """uvicorn's server with a drain on the first SIGTERM/SIGINT instead of a quick stop.
 
@@ -765,3 +740,52 @@ class _DrainingServer(uvicorn.Server):
         if self.service.may_exit():
             self.should_exit = True
         return bool(await super().on_tick(counter))
+
+
+@dataclass
+class Prepared:
+    """A bound, not yet running service: `run()` blocks until it stops (`stop()`)."""
+
+    server: _DrainingServer
+    bound: Bound
+    token: str
+
+    @property
+    def url(self) -> str:
+        return self.bound.url
+
+    def run(self) -> None:
+        self.server.run(sockets=[self.bound.sock])
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+
+
+def prepare(settings: Settings, tool: BrowseTool | None = None) -> Prepared:
+    """Check the exposure, find or make the token, bind, build the app. `StartRefused`."""
+    check_exposure(settings)
+    token, source = ensure_token(settings)
+    bound = bind(settings)
+    service = Service.create(settings, tool)
+    app = create_app(service, Access(token, bound.hosts))
+    config = uvicorn.Config(
+        app,
+        loop="asyncio",
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        timeout_graceful_shutdown=int(settings.call_deadline_s) + 5,
+        server_header=False,
+    )
+    log.info("service.started", url=bound.url, auth_from=source, queue_max=settings.queue_max)
+    return Prepared(_DrainingServer(config, service), bound, token)
+
+
+def serve(settings: Settings, *, ready: Callable[[str], None] | None = None) -> int:
+    """Run until SIGTERM/SIGINT; 0 after a clean drain. Raises `StartRefused`."""
+    prepared = prepare(settings)
+    if ready is not None:
+        ready(prepared.url)
+    prepared.run()
+    log.info("service.stopped", url=prepared.url)
+    return 0
