@@ -35,6 +35,7 @@ BENCH = ROOT / "bench"
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != BENCH]
 sys.path.insert(0, str(ROOT))
 
+from bench._egress_cost import egress_cost  # noqa: E402
 from bench._fixtures import article_files, default_sets, find_heavy, find_light  # noqa: E402
 from bench._serve import Served, read_page  # noqa: E402
 from bench._stage import Stage, open_stage  # noqa: E402
@@ -505,6 +506,8 @@ def main(argv: list[str] | None = None) -> int:
         measure(rows, floor, bench, args.iterations, args.warmup, results)
         ratios = report(results, bench)
         side_measurements(args, bench, fixtures)
+        print("\negress guard: goto + content, this Chromium (behind it) vs one without it:")
+        print("\n".join(egress_cost(floor, bench, 5 if args.smoke else 30)))
         if args.json:
             write_json(args.json, results, ratios, bench)
     finally:
