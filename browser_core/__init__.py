@@ -3,7 +3,14 @@ the navigation policy and the CDP driver for the broadcast Chrome."""
 
 from ._chrome import ChromeProcess, cdp_targets, cdp_version, launch_chrome, stop_pid
 from ._driver import Deadline, Driver, NavOutcome
-from ._envelope import Envelope, envelope_result, neutralize, parse_envelope, wrap_untrusted
+from ._envelope import (
+    Envelope,
+    envelope_result,
+    neutralize,
+    parse_envelope,
+    with_note,
+    wrap_untrusted,
+)
 from ._errors import (
     BlockedUrl,
     CdpUnreachable,
@@ -19,7 +26,7 @@ from ._logging import bound_request, configure_logging
 from ._policy import check_url, is_allowed
 from ._results import Hop, Source, ToolExecutionResult
 from ._settings import Settings, build_settings, load_settings
-from ._sync import LoopThread, SyncDriver
+from ._sync import LoopThread, SyncDriver, shared_loop
 
 __all__ = [
     "BlockedUrl",
@@ -54,6 +61,8 @@ __all__ = [
     "load_settings",
     "neutralize",
     "parse_envelope",
+    "shared_loop",
     "stop_pid",
+    "with_note",
     "wrap_untrusted",
 ]

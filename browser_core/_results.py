@@ -49,4 +49,10 @@ class ToolExecutionResult(BaseModel):
     elapsed_ms: int = 0
     retrieved_at: datetime = Field(default_factory=utcnow)
     truncated: bool = False
+    # Set on a result that failed in a way the user should hear (`success=False`): playback
+    # that did not start, a control with nothing to act on.
+    failure_kind: FailureKind | None = None
+    # What the tool itself did around the answer, in its own words (trusted, speakable):
+    # "Paused the video to show the results; say resume to continue."
+    note: str | None = None
     chain: list[Hop] = Field(default_factory=list)

@@ -1,4 +1,4 @@
-"""One event-loop thread so synchronous callers on any thread can use the async core.
+"""The one sync bridge: an event-loop thread so callers on any thread can use the async core.
 
 Playwright objects are not thread-safe: everything runs on this one loop. A caller that
 waits past its timeout gets `OperationTimeout` and its coroutine is cancelled; nothing else
@@ -54,10 +54,23 @@ class LoopThread:
         future = asyncio.run_coroutine_threadsafe(coro, self.loop)
         try:
             return future.result(timeout)
-        except OperationTimeout:
-            raise  # a TimeoutError subclass raised by the coroutine itself
         except concurrent.futures.TimeoutError:
+            if future.done():
+                raise  # a TimeoutError raised by the coroutine itself: keep its type
             future.cancel()
+            raise OperationTimeout(f"no answer within {timeout:.1f} s") from None
+
+    async def arun(self, coro: Coroutine[Any, Any, T], timeout: float) -> T:
+        """Await `coro` on this loop from another event loop, without holding a thread."""
+        if asyncio.get_running_loop() is self._loop:
+            return await asyncio.wait_for(coro, timeout)
+        future = asyncio.run_coroutine_threadsafe(coro, self.loop)
+        try:
+            return await asyncio.wait_for(asyncio.wrap_future(future), timeout)
+        except TimeoutError as exc:
+            future.cancel()
+            if isinstance(exc, OperationTimeout):
+                raise
             raise OperationTimeout(f"no answer within {timeout:.1f} s") from None
 
     def stop(self) -> None:
@@ -67,6 +80,19 @@ class LoopThread:
             if thread is not None:
                 thread.join(5)
         self._loop = None
+
+
+_shared: LoopThread | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_loop() -> LoopThread:
+    """The process-wide loop thread for sync twins that own no loop of their own."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = LoopThread("stream-browser-shared")
+        return _shared
 
 
 class SyncDriver:

@@ -60,7 +60,7 @@ class GeminiQuotaError(GeminiError):
 
 
 class GeminiTimeout(GeminiError, TimeoutError):
-    """The Gemini CLI did not finish within `GEMINI_TIMEOUT_S` and was killed."""
+    """Gemini did not answer in time (the CLI was killed, or the REST call timed out)."""
 
     failure_kind = FailureKind.GEMINI_TIMEOUT
 

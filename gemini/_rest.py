@@ -28,6 +28,7 @@ from ._errors import (
     GeminiError,
     GeminiModelError,
     GeminiQuotaError,
+    GeminiTimeout,
     GeminiUnavailable,
 )
 from ._models import Citation, GeminiAnswer
@@ -114,10 +115,14 @@ def post(url: str, body: bytes, key: str, timeout_s: float) -> HttpReply:
     except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
         reason = getattr(exc, "reason", exc)
         detail = scrub(f"{type(reason).__name__}: {reason}", key)
+        if isinstance(reason, TimeoutError) or isinstance(exc, TimeoutError):
+            raise GeminiTimeout(
+                f"Gemini API did not answer within {timeout_s:.1f} s",
+                hint="raise GEMINI_REST_TIMEOUT_S, or check the network",
+                timeout=True,
+            ) from None
         raise GeminiUnavailable(
-            f"Gemini API unreachable: {detail}",
-            hint=UNAVAILABLE_HINT,
-            timeout=isinstance(reason, TimeoutError),
+            f"Gemini API unreachable: {detail}", hint=UNAVAILABLE_HINT
         ) from None
 
 

@@ -7,7 +7,8 @@ logged as `gemini.failed` with its `failure_kind` and they return None.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
 
 import structlog
 
@@ -113,14 +114,27 @@ async def asearch(query: str, settings: Settings) -> ToolExecutionResult | None:
 
 def cli_search(query: str, settings: Settings) -> ToolExecutionResult | None:
     """Sync twin of `acli_search`."""
-    return run_sync(acli_search(query, settings))
+    return _twin(acli_search(query, settings), settings)
 
 
 def rest_search(query: str, settings: Settings) -> ToolExecutionResult | None:
     """Sync twin of `arest_search`."""
-    return run_sync(arest_search(query, settings))
+    return _twin(arest_search(query, settings), settings)
 
 
 def search(query: str, settings: Settings) -> ToolExecutionResult | None:
     """Sync twin of `asearch`."""
-    return run_sync(asearch(query, settings))
+    return _twin(asearch(query, settings), settings)
+
+
+def _twin(
+    coro: Coroutine[Any, Any, ToolExecutionResult | None], settings: Settings
+) -> ToolExecutionResult | None:
+    """Run an async search from sync code, bounded by the Gemini timeout plus the CLI's kill
+    grace; fail open like the async calls."""
+    bound = max(settings.gemini_timeout_s, settings.gemini_rest_timeout_s) + 10.0
+    try:
+        return run_sync(coro, bound)
+    except Exception as exc:  # the bridge's own timeout: never an exception to the caller
+        log.error("gemini.failed", failure_kind=FailureKind.GEMINI_TIMEOUT, error=str(exc))
+        return None

@@ -30,7 +30,7 @@ from browser_core._chrome import load_state, save_state, state_file
 from browser_core._egress import egress_status
 from browser_core._replay import replay_hook
 from search._recordings import flag_overrides, replay_plan
-from search._types import ToolContext
+from search._types import ACTIONS, ToolContext
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -80,7 +80,7 @@ def register(sub: Any) -> None:
 
     ask = sub.add_parser("ask", help="what the brain gets: route by broadcast state, envelope")
     ask.add_argument("query")
-    ask.add_argument("--action", choices=("auto", "search", "read", "play"), default="auto")
+    ask.add_argument("--action", choices=ACTIONS, default="auto")
     ask.add_argument("--url")
     ask.add_argument("--broadcasting", choices=("true", "false", "none"), default="none")
     _common(ask)

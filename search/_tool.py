@@ -21,16 +21,17 @@ from browser_core import (
     BlockedUrl,
     Deadline,
     Driver,
+    FailureKind,
     Hop,
     LoopThread,
     Settings,
     ToolExecutionResult,
     bound_request,
     load_settings,
+    with_note,
 )
-from browser_core._results import utcnow
-from search._routing import REFUSALS, Registry, Walk, mode_for, walk
-from search._types import ACTIONS, Action, Request, ToolContext
+from search._routing import REFUSALS, Mode, Registry, Walk, mode_for, walk
+from search._types import ACTIONS, CONTROLS, SPECS, Action, Request, ToolContext
 from search.providers import GeminiProvider, GoogleProvider, ReadProvider, YoutubeProvider
 
 log = structlog.get_logger(__name__)
@@ -52,6 +53,8 @@ def resolve(query: str, action: str, url: str | None, read_top: int = 0) -> Requ
     if action not in ACTIONS:
         raise ValueError(f"action must be one of {', '.join(ACTIONS)}, not {action!r}")
     query = " ".join(_CONTROL.sub(" ", query or "").split())
+    if action in CONTROLS:
+        return Request(action=cast(Action, action), query=query)
     url = (url or "").strip() or None
     if action == "auto":
         looks_like_url = query.startswith(("http://", "https://")) and " " not in query
@@ -98,9 +101,16 @@ class BrowseTool:
         self.settings = settings
         self.driver = driver or Driver(settings)
         self.registry = registry or default_registry(self.driver)
+        self.registry.check()  # a routing entry naming an unknown provider fails here
         self.loop = loop or LoopThread()
         self.cache = _Cache(settings.cache_ttl_s)
+        self.last_walk: Walk | None = None  # why the last call answered None, for the caller
         _warn_if_no_login(settings)
+
+    @property
+    def outer_timeout_s(self) -> float:
+        """The longest a call can take: the deadline, Gemini's floor, and a margin."""
+        return self.settings.call_deadline_s + self.settings.gemini_min_s + 2.0
 
     async def arun(
         self,
@@ -117,50 +127,74 @@ class BrowseTool:
         mode = mode_for(self.settings, ctx)
         deadline = Deadline(self.settings.call_deadline_s)
         with bound_request(action=request.action, mode=mode):
-            refusal = REFUSALS.get((mode, request.action))
-            if refusal:
-                log.info("tool.refused", reason=refusal)
-                return Walk(_refused(refusal, request), [])
-            if not request.query:
-                return Walk(
-                    None, [Hop(provider="tool", ok=False, elapsed_ms=0, failure_kind="empty-query")]
-                )
-            if request.action == "read" and request.url:
-                try:
-                    await self.driver.check(request.url)
-                except BlockedUrl as exc:  # no provider may open it, Gemini included
-                    log.info("tool.refused", failure_kind=exc.kind, reason=exc.message)
-                    hop = Hop(
-                        provider="policy",
-                        ok=False,
-                        elapsed_ms=0,
-                        failure_kind=exc.kind,
-                        detail=exc.message,
-                    )
-                    return Walk(_refused(f"I can't open that address: {exc}", request), [hop])
-            key = (
-                mode,
-                request.action,
-                request.query.lower(),
-                request.url or "",
-                str(request.read_top),
-            )
-            cached = self.cache.get(key) if request.action != "play" else None
-            if cached is not None:
-                log.info("tool.cache_hit")
-                return Walk(cached, cached.chain)
-            result = await walk(
-                self.registry.table(mode, request.action), request, self.settings, deadline
-            )
+            outcome = await self._route(request, mode, deadline)
             log.info(
                 "tool.done",
-                ok=result.result is not None,
+                ok=outcome.result is not None,
                 elapsed_ms=deadline.elapsed_ms(),
-                provider=result.result.provider if result.result else None,
+                provider=outcome.result.provider if outcome.result else None,
             )
-            if result.result is not None and result.result.success:
-                self.cache.put(key, result.result)
-            return result
+            self.last_walk = outcome
+            return outcome
+
+    async def _route(self, request: Request, mode: Mode, deadline: Deadline) -> Walk:
+        refusal = REFUSALS.get((mode, request.action))
+        if refusal:
+            log.info("tool.refused", reason=refusal)
+            return Walk(_refused(refusal, request), [])
+        if not request.query and SPECS[request.action].needs_query:
+            return Walk(None, [_tool_hop(FailureKind.EMPTY_QUERY, "the query is empty")])
+        if request.action == "read" and request.url:
+            try:
+                await self.driver.check(request.url)
+            except BlockedUrl as exc:  # no provider may open it, Gemini included
+                log.info("tool.refused", failure_kind=exc.kind, reason=exc.message)
+                hop = Hop(
+                    provider="policy",
+                    ok=False,
+                    elapsed_ms=0,
+                    failure_kind=exc.kind,
+                    detail=exc.message,
+                    hint=exc.hint,
+                )
+                return Walk(_refused(f"I can't open that address: {exc}", request), [hop])
+        key = (
+            mode,
+            request.action,
+            request.query.lower(),
+            request.url or "",
+            str(request.read_top),
+        )
+        cacheable = request.action in ("search", "read")
+        cached = self.cache.get(key) if cacheable else None
+        if cached is not None:
+            log.info("tool.cache_hit")
+            return Walk(cached, cached.chain)
+        note = await self._park_video(request, mode, deadline)
+        result = await walk(
+            self.registry.table(mode, request.action), request, self.settings, deadline
+        )
+        if result.result is not None and result.result.success and cacheable:
+            self.cache.put(key, result.result)
+        if note and result.result is not None and result.result.provider != "gemini":
+            return Walk(with_note(result.result, note), result.chain)
+        return result
+
+    async def _park_video(self, request: Request, mode: Mode, deadline: Deadline) -> str | None:
+        """Before a search or read takes the broadcast tab, pause a playing video (keeping its
+        place, so `resume` brings it back); the reply then says so."""
+        if mode != "live" or request.action not in ("search", "read"):
+            return None
+        player = self.registry.providers.get("youtube")
+        park = getattr(player, "park", None)
+        if park is None:
+            return None
+        try:
+            note: str | None = await park(self.settings, min(2.0, deadline.remaining() / 4))
+        except Exception as exc:  # the screen may be down: the search then fails over anyway
+            log.info("tool.park_failed", error=f"{type(exc).__name__}: {str(exc)[:200]}")
+            return None
+        return note
 
     async def acall(
         self,
@@ -187,16 +221,21 @@ class BrowseTool:
         """Synchronous, safe from any thread; bounded by the call deadline."""
         try:
             return self.loop.run(
-                self.acall(query, action=action, url=url, ctx=ctx),
-                self.settings.call_deadline_s + 2.0,
+                self.acall(query, action=action, url=url, ctx=ctx), self.outer_timeout_s
             )
-        except Exception:
-            log.warning("tool.call_failed", failure_kind="timeout")
-            return None
+        except TimeoutError:
+            log.warning("tool.call_failed", failure_kind=FailureKind.TIMEOUT)
+        except Exception as exc:
+            log.error(
+                "tool.call_failed",
+                failure_kind=FailureKind.INTERNAL_ERROR,
+                error=f"{type(exc).__name__}: {str(exc)[:200]}",
+            )
+        return None
 
     def run_sync(self, query: str, **kw: Any) -> Walk:
         """Like `call` but returns the walk (used by the CLI for the provider chain)."""
-        return self.loop.run(self.arun(query, **kw), self.settings.call_deadline_s + 2.0)
+        return self.loop.run(self.arun(query, **kw), self.outer_timeout_s)
 
     def close(self) -> None:
         with contextlib.suppress(Exception):
@@ -210,20 +249,24 @@ def _warn_if_no_login(settings: Settings) -> None:
     if settings.gemini_auth == "oauth" and not gemini_oauth_ready(settings):
         log.warning(
             "gemini.no_login",
-            failure_kind="gemini-auth",
+            failure_kind=FailureKind.GEMINI_AUTH,
             hint="no Gemini CLI login is seeded: run `gemini` once interactively, set "
             "GEMINI_OAUTH_DIR to a seeded ~/.gemini, or use GEMINI_AUTH=apikey",
         )
 
 
+def _tool_hop(kind: FailureKind, detail: str) -> Hop:
+    return Hop(provider="tool", ok=False, elapsed_ms=0, failure_kind=kind, detail=detail)
+
+
 def _refused(text: str, request: Request) -> ToolExecutionResult:
     return ToolExecutionResult(
         success=False,
+        failure_kind=FailureKind.REFUSED,
         reply_text=text,
         provider="none",
         action=request.action,
         query=request.query,
-        retrieved_at=utcnow(),
     )
 
 
@@ -265,5 +308,13 @@ def browse_and_search(
 async def abrowse_and_search(
     query: str, *, action: str = "auto", url: str | None = None, ctx: ToolContext | None = None
 ) -> ToolExecutionResult | None:
-    """The async twin. Runs on the tool's own loop thread, so any event loop may await it."""
-    return await asyncio.to_thread(browse_and_search, query, action=action, url=url, ctx=ctx)
+    """The async twin. Runs on the tool's own loop thread, so any event loop may await it
+    without holding an executor thread."""
+    try:
+        tool = await asyncio.to_thread(_tool)  # first use builds the tool (settings, files)
+        return await tool.loop.arun(
+            tool.acall(query, action=action, url=url, ctx=ctx), tool.outer_timeout_s
+        )
+    except Exception as exc:
+        log.warning("tool.call_failed", error=f"{type(exc).__name__}: {str(exc)[:200]}")
+        return None

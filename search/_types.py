@@ -7,8 +7,37 @@ from typing import Literal, Protocol
 
 from browser_core import Deadline, Settings, ToolExecutionResult
 
-Action = Literal["search", "read", "play"]
-ACTIONS: tuple[str, ...] = ("auto", "search", "read", "play")
+Action = Literal["search", "read", "play", "pause", "resume", "stop", "status"]
+
+
+@dataclass(frozen=True)
+class ActionSpec:
+    """One action of the tool, declared once: every face (library, CLI, service, MCP) and
+    the LLM declaration are built from `ACTION_SPECS`."""
+
+    name: Action
+    summary: str
+    needs_query: bool = True
+    control: bool = False  # a playback control: acts on what plays, never navigates to search
+
+
+ACTION_SPECS: tuple[ActionSpec, ...] = (
+    ActionSpec("search", "web search"),
+    ActionSpec("read", "open `url` and read its text"),
+    ActionSpec("play", "play a YouTube video (query or YouTube URL) on the stream"),
+    ActionSpec("pause", "pause the video on the stream", needs_query=False, control=True),
+    ActionSpec(
+        "resume",
+        "resume the paused video where it stopped (also after a search or read paused it)",
+        needs_query=False,
+        control=True,
+    ),
+    ActionSpec("stop", "stop the video and leave a neutral page", needs_query=False, control=True),
+    ActionSpec("status", "say what is playing on the stream", needs_query=False, control=True),
+)
+SPECS: dict[str, ActionSpec] = {spec.name: spec for spec in ACTION_SPECS}
+ACTIONS: tuple[str, ...] = ("auto", *SPECS)
+CONTROLS: frozenset[str] = frozenset(spec.name for spec in ACTION_SPECS if spec.control)
 
 
 @dataclass(frozen=True)

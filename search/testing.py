@@ -13,7 +13,7 @@ from browser_core import (
     ToolExecutionResult,
     envelope_result,
 )
-from search._types import Request
+from search._types import SPECS, Request
 
 
 @dataclass
@@ -24,7 +24,7 @@ class FakeProvider:
     """
 
     name: str
-    actions: frozenset[str] = frozenset({"search", "read", "play"})
+    actions: frozenset[str] = frozenset(SPECS)
     behaviour: str = "ok"
     body: str = "fake answer"
     calls: list[Request] = field(default_factory=list)

@@ -31,10 +31,12 @@ from tests.conftest import make_settings
 
 LIVE = ToolContext(broadcasting=True)
 OFF = ToolContext(broadcasting=False)
-SERP = (b"<!DOCTYPE html><html><head><title>q - Google Search</title></head><body>"
-        b"<div id=search><div id=rso><div class=g><a href='https://example.com/a'>"
-        b"<h3>Example result</h3></a><div class=VwiC3b>An example snippet.</div></div>"
-        b"</div></div></body></html>")
+SERP = (
+    b"<!DOCTYPE html><html><head><title>q - Google Search</title></head><body>"
+    b"<div id=search><div id=rso><div class=g><a href='https://example.com/a'>"
+    b"<h3>Example result</h3></a><div class=VwiC3b>An example snippet.</div></div>"
+    b"</div></div></body></html>"
+)
 DEADLINE_S = 8.0
 SLACK_S = 2.5  # the tool's own bound is the deadline + 2 s
 
@@ -55,8 +57,14 @@ class Switch:
 @pytest.fixture
 def stage(tmp_path: Path) -> Iterator[Stage]:
     fake = write_fake_gemini(tmp_path / "bin", "success")
-    stage = open_stage(tmp=tmp_path / "stage", call_deadline_s=DEADLINE_S, gemini_cli=str(fake),
-                       gemini_timeout_s=5, nav_timeout_s=6, settle_ms=200)
+    stage = open_stage(
+        tmp=tmp_path / "stage",
+        call_deadline_s=DEADLINE_S,
+        gemini_cli=str(fake),
+        gemini_timeout_s=5,
+        nav_timeout_s=6,
+        settle_ms=200,
+    )
     yield stage
     _signal(stage, signal.SIGCONT)
     stage.close()
@@ -132,8 +140,7 @@ def test_chrome_killed_mid_playback_ends_the_call_cleanly_and_playback_works_aft
     stage: Stage,
 ) -> None:
     add_youtube(stage.server)
-    video = Switch((Path(__file__).parent / "pages" / "test-video.webm").read_bytes(),
-                   "video/webm")
+    video = Switch((Path(__file__).parent / "pages" / "test-video.webm").read_bytes(), "video/webm")
     stage.server.add("/test-video.webm", video)
     video.hanging = True
     tool = BrowseTool(stage.settings)
@@ -147,7 +154,9 @@ def test_chrome_killed_mid_playback_ends_the_call_cleanly_and_playback_works_aft
         assert out["elapsed"] < DEADLINE_S + SLACK_S
         assert walk.result is None  # play has no Gemini sibling: the brain is told "no"
         assert [(h.provider, h.failure_kind) for h in walk.chain] in (
-            [("youtube", "cdp-unreachable")], [("youtube", "timeout")])
+            [("youtube", "cdp-unreachable")],
+            [("youtube", "timeout")],
+        )
 
         stage.restart_chrome()
         video.hanging = False
@@ -239,20 +248,29 @@ def test_twenty_threads_are_all_answered_in_order_and_never_share_the_tab(
 
 
 def _gemini_only(tmp_path: Path, **extra: Any) -> BrowseTool:
-    values: dict[str, Any] = {"call_deadline_s": 6.0, "gemini_timeout_s": 2.0,
-                              "gemini_rest_timeout_s": 1.5}
+    values: dict[str, Any] = {
+        "call_deadline_s": 6.0,
+        "gemini_timeout_s": 2.0,
+        "gemini_rest_timeout_s": 1.5,
+    }
     values.update(extra)
     return BrowseTool(make_settings(None, tmp_path, **values))
 
 
-CRASH = FakeBehaviour(stderr="FATAL ERROR: Reached heap limit Allocation failed - JavaScript "
-                      "heap out of memory\n", exit_code=134)
+CRASH = FakeBehaviour(
+    stderr="FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory\n",
+    exit_code=134,
+)
 
 
 @pytest.mark.parametrize(
     ("behaviour", "kind"),
-    [("hang", "gemini-timeout"), (CRASH, "gemini-cli-error"), ("garbage", "gemini-bad-response"),
-     ("empty", "gemini-cli-error")],
+    [
+        ("hang", "gemini-timeout"),
+        (CRASH, "gemini-cli-error"),
+        ("garbage", "gemini-bad-response"),
+        ("empty", "gemini-cli-error"),
+    ],
     ids=["hanging", "crashing", "garbage", "silent"],
 )
 def test_a_failing_gemini_cli_gives_none_with_its_kind_in_time_and_leaves_no_process(
@@ -279,17 +297,26 @@ SECRET = "AIzaSy-TEST-KEY-must-never-show-up"
 
 @pytest.mark.parametrize(
     ("scenario", "kind"),
-    [("slow", "gemini-unavailable"), ("drop", "gemini-unavailable"),
-     ("quota", "gemini-quota"), ("server-error", "gemini-unavailable"),
-     ("leaky", "gemini-auth")],
+    [
+        ("slow", "gemini-timeout"),
+        ("drop", "gemini-unavailable"),
+        ("quota", "gemini-quota"),
+        ("server-error", "gemini-unavailable"),
+        ("leaky", "gemini-auth"),
+    ],
 )
 def test_a_failing_gemini_api_gives_none_with_its_kind_in_time_and_never_the_key(
     tmp_path: Path, scenario: str, kind: str
 ) -> None:
     with FakeGeminiApi({"m1": scenario}, slow_s=5.0) as api, capture_logs() as logs:
-        tool = _gemini_only(tmp_path, gemini_auth="apikey", gemini_api_key=SECRET,
-                            gemini_api_base=api.base_url, gemini_model="m1",
-                            gemini_fallback_models=("m1",))
+        tool = _gemini_only(
+            tmp_path,
+            gemini_auth="apikey",
+            gemini_api_key=SECRET,
+            gemini_api_base=api.base_url,
+            gemini_model="m1",
+            gemini_fallback_models=("m1",),
+        )
         started = time.monotonic()
         try:
             walk = tool.run_sync("why is the sky blue", action="search", ctx=OFF)

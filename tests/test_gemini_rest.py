@@ -224,12 +224,12 @@ def test_403_hint_names_the_api_to_enable() -> None:
     assert "Generative Language API" in (error.hint or "")
 
 
-def test_a_slow_answer_past_the_timeout_is_unavailable_quickly() -> None:
+def test_a_slow_answer_past_the_timeout_is_a_gemini_timeout_quickly() -> None:
     with FakeGeminiApi({MODEL: "slow"}, slow_s=5) as api:
         started = time.monotonic()
         error = failure(api_settings(api, gemini_rest_timeout_s=0.3))
         elapsed = time.monotonic() - started
-    assert error.kind == "gemini-unavailable" and error.context.get("timeout") is True
+    assert error.kind == "gemini-timeout" and error.context.get("timeout") is True
     assert elapsed < 2.0
 
 

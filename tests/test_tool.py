@@ -60,11 +60,41 @@ def test_the_deadline_moves_on_from_a_hanging_browser_to_gemini(tmp_path: Path) 
 
 
 def test_the_deadline_bounds_the_whole_call_when_everything_hangs(tmp_path: Path) -> None:
-    tool, _ = make_tool(tmp_path, google="sleep:30", gemini="sleep:30", _call_deadline_s="2")
+    tool, _ = make_tool(
+        tmp_path, google="sleep:30", gemini="sleep:30", _call_deadline_s="2", _gemini_min_s="0"
+    )
     started = time.monotonic()
     assert tool.call("q", ctx=LIVE) is None
     assert time.monotonic() - started < 4.5
     tool.close()
+
+
+def test_a_hanging_browser_still_leaves_gemini_its_floor(tmp_path: Path) -> None:
+    # Without the floor Gemini would get the 2 s left of the 5 s deadline and time out.
+    tool, _ = make_tool(
+        tmp_path, google="sleep:30", gemini="sleep:3.5", _call_deadline_s="5", _gemini_min_s="4"
+    )
+    walk = tool.run_sync("q", ctx=LIVE)
+    tool.close()
+    assert walk.result is not None and walk.result.provider == "gemini", walk.chain
+    assert walk.chain[0].failure_kind == "timeout"
+
+
+def test_a_gemini_that_runs_out_of_time_is_a_gemini_timeout_whichever_timer_fired(
+    tmp_path: Path,
+) -> None:
+    tool, _ = make_tool(
+        tmp_path,
+        google="fail:cdp-unreachable",
+        gemini="sleep:30",
+        _call_deadline_s="1",
+        _gemini_min_s="0.5",
+    )
+    walk = tool.run_sync("q", ctx=LIVE)
+    tool.close()
+    assert walk.result is None
+    assert [hop.failure_kind for hop in walk.chain] == ["cdp-unreachable", "gemini-timeout"]
+    assert tool.last_walk is walk
 
 
 def test_the_cache_serves_an_identical_query_in_the_same_mode(tmp_path: Path) -> None:

@@ -207,49 +207,224 @@ async def control(
                 " if (p) { v.pause(); } else { return v.play(); } }",
                 command == "pause",
             )
-        state = await _state(page) if video_id else None
-        return PlayStatus(
-            video_id=video_id,
-            title=(await page.title()) if video_id else "",
-            url=page.url if video_id else "",
-            duration=int(state["duration"]) if state and state["duration"] else None,
-            playing=bool(state and not state["paused"]),
-            position_s=round(float(state["t"]), 1) if state else 0.0,
-            muted=bool(state and state["muted"]),
-        )
+        return await _status_in(page)
 
     return await driver.run(f"youtube.{command}", op, timeout=timeout or 10.0)
+
+
+async def _status_in(page: Any) -> PlayStatus:
+    video_id = video_id_from_url(page.url)
+    state = await _state(page) if video_id else None
+    return PlayStatus(
+        video_id=video_id,
+        title=_title(await page.title()) if video_id else "",
+        url=page.url if video_id else "",
+        duration=int(state["duration"]) if state and state["duration"] else None,
+        playing=bool(state and not state["paused"]),
+        position_s=round(float(state["t"]), 1) if state else 0.0,
+        muted=bool(state and state["muted"]),
+    )
+
+
+def _title(page_title: str) -> str:
+    return page_title.removesuffix(" - YouTube").strip()
+
+
+async def park(driver: Driver, timeout: float = 3.0) -> PlayStatus | None:
+    """Pause the video on the broadcast tab before another action takes the tab over.
+
+    Returns where it was (to resume later), or None when no video is playing there.
+    """
+
+    async def op(page: Any) -> PlayStatus | None:
+        if video_id_from_url(page.url) is None:
+            return None
+        status = await _status_in(page)
+        if not status.playing:
+            return None
+        await page.evaluate("() => { const v = document.querySelector('video'); v && v.pause(); }")
+        return status.model_copy(update={"playing": False})
+
+    return await driver.run("youtube.park", op, timeout=timeout)
+
+
+async def resume_parked(
+    driver: Driver, parked: PlayStatus, settings: Settings, timeout: float
+) -> PlayStatus:
+    """Bring a parked video back on the broadcast tab and play it from where it was."""
+
+    async def op(page: Any) -> PlayStatus:
+        if video_id_from_url(page.url) != parked.video_id:
+            start = int(parked.position_s)
+            await driver.navigate(page, f"{parked.url}&t={start}s", check=False, settle_ms=0)
+            await page.wait_for_selector("video", state="attached", timeout=8000)
+            at = await page.evaluate(_SEEK_JS, parked.position_s)
+            log.info("youtube.seeked", wanted_s=parked.position_s, at_s=at)
+        muted = await _start(page)
+        state, _ = await _confirm(page, min(4.0, max(1.0, timeout / 2)))
+        status = await _status_in(page)
+        playing = bool(state and not state["paused"] and not state["ad"])
+        return status.model_copy(
+            update={"playing": playing, "muted": muted or status.muted, "channel": parked.channel}
+        )
+
+    return await driver.run("youtube.resume", op, timeout=timeout)
+
+
+_SEEK_JS = """async (t) => { const v = document.querySelector('video');
+  if (!v || !(t > 0)) return null;
+  const nap = () => new Promise((r) => setTimeout(r, 100));
+  for (let i = 0; i < 30; i++) {  // until the media is seekable there (about 3 s at most)
+    if (v.readyState >= 1) {
+      v.currentTime = t;
+      await nap();
+      if (Math.abs(v.currentTime - t) < 1) return v.currentTime;
+    } else { await nap(); }
+  }
+  return v.currentTime;
+}"""
+
+
+def _clock(seconds: float) -> str:
+    whole = int(seconds)
+    return f"{whole // 60}:{whole % 60:02d}"
 
 
 def describe(status: PlayStatus) -> str:
     if not status.playing:
         return f"Opened {status.title or status.url}, but playback did not start."
     by = f" by {status.channel}" if status.channel else ""
-    return f"Now playing on the stream: {status.title}{by} ({status.url})."
+    muted = (
+        " It is muted: the browser blocked sound, so unmute it on the stream to hear it."
+        if status.muted
+        else ""
+    )
+    return f"Now playing on the stream: {status.title}{by} ({status.url}).{muted}"
+
+
+def describe_control(command: str, status: PlayStatus, parked: PlayStatus | None) -> str:
+    """What a playback control did, in words the brain can say."""
+    at = f" at {_clock(status.position_s)}"
+    if command == "stop":
+        return "Stopped the video; the stream shows a blank page."
+    if status.video_id is None:
+        if parked is not None:
+            return (
+                f"Nothing is playing on the stream; {parked.title} is paused at "
+                f"{_clock(parked.position_s)} (say resume to continue)."
+            )
+        return "Nothing is playing on the stream."
+    if command == "pause":
+        return f"Paused {status.title}{at}."
+    if command == "resume":
+        return (
+            f"Resumed {status.title}{at}."
+            if status.playing
+            else (f"{status.title} did not start playing again{at}.")
+        )
+    state = "Playing" if status.playing else "Paused"
+    total = f" of {_clock(status.duration)}" if status.duration else ""
+    return f"{state} on the stream: {status.title}{at}{total}."
 
 
 class YoutubeProvider:
-    """The `play` action on the broadcast Chrome."""
+    """`play` and the playback controls on the broadcast Chrome.
+
+    Remembers a video that another action paused (`park`), so `resume` brings it back to
+    the front where it was, even after a search or a read used the tab.
+    """
 
     name = "youtube"
-    actions = frozenset({"play"})
+    actions = frozenset({"play", "pause", "resume", "stop", "status"})
 
     def __init__(self, driver: Driver) -> None:
         self.driver = driver
+        self.parked: PlayStatus | None = None
+        self.started = False  # this provider started a video that may still be playing
+
+    async def park(self, settings: Settings, timeout: float = 3.0) -> str | None:
+        """Pause a playing video before a search or read takes the tab; say so, or None.
+
+        Costs nothing unless this provider started a video (no extra CDP round trip on an
+        ordinary search)."""
+        if not self.started:
+            return None
+        self.started = False
+        status = await park(self.driver, timeout)
+        if status is None:
+            return None
+        self.parked = status
+        log.info("youtube.parked", video_id=status.video_id, position_s=status.position_s)
+        return (
+            f"Paused the video ({status.title}) at {_clock(status.position_s)} to show this; "
+            "say resume to continue it."
+        )
 
     async def run(
         self, request: Request, settings: Settings, deadline: Deadline
     ) -> ToolExecutionResult:
-        status = await play(
-            self.driver, request.url or request.query, settings, timeout=deadline.remaining()
+        if request.action == "play":
+            status = await play(
+                self.driver, request.url or request.query, settings, timeout=deadline.remaining()
+            )
+            self.parked = None
+            self.started = status.playing
+            return self._result(request, settings, deadline, status, describe(status))
+        status = await self._control(request.action, settings, deadline)
+        if request.action in ("resume", "stop"):
+            self.started = request.action == "resume" and status.playing
+        return self._result(
+            request,
+            settings,
+            deadline,
+            status,
+            describe_control(request.action, status, self.parked),
         )
-        return envelope_result(
-            describe(status),
+
+    async def _control(self, command: str, settings: Settings, deadline: Deadline) -> PlayStatus:
+        budget = max(1.0, deadline.remaining())
+        if command == "resume" and self.parked is not None:
+            current = await control(self.driver, "status", settings, timeout=budget)
+            if current.video_id is None or current.video_id == self.parked.video_id:
+                parked, self.parked = self.parked, None
+                return await resume_parked(self.driver, parked, settings, deadline.remaining())
+        if command == "stop":
+            self.parked = None
+        if command == "resume":
+            status = await control(self.driver, command, settings, timeout=budget)
+            if status.video_id and not status.playing:  # play() may be refused: verify
+                return await resume_parked(self.driver, status, settings, deadline.remaining())
+            return status
+        return await control(self.driver, command, settings, timeout=budget)
+
+    def _result(
+        self,
+        request: Request,
+        settings: Settings,
+        deadline: Deadline,
+        status: PlayStatus,
+        text: str,
+    ) -> ToolExecutionResult:
+        result = envelope_result(
+            text,
             provider=self.name,
-            action="play",
+            action=request.action,
             query=request.query,
-            sources=[Source(title=status.title, url=status.url)],
+            sources=[Source(title=status.title, url=status.url)] if status.url else [],
             data=status.model_dump(),
             max_chars=settings.envelope_max_chars,
             elapsed_ms=deadline.elapsed_ms(),
         )
+        kind = _failure(request.action, status, self.parked)
+        if kind is None:
+            return result
+        return result.model_copy(update={"success": False, "failure_kind": kind})
+
+
+def _failure(action: str, status: PlayStatus, parked: PlayStatus | None) -> FailureKind | None:
+    """An honest outcome: play and resume succeed only when playback is verified."""
+    if action in ("play", "resume") and status.video_id and not status.playing:
+        return FailureKind.PLAYBACK_FAILED
+    if action in ("pause", "resume") and status.video_id is None:
+        return FailureKind.NOTHING_PLAYING
+    return None
