@@ -8,7 +8,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 GEMINI_CLI_VERSION := 0.61.0
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help setup system venv tools demo serve test lint typecheck format bench bench-extract \
+.PHONY: help setup system venv tools demo serve test check lint typecheck format bench bench-extract \
         soak debug record update-recordings chrome doctor clean
 
 help:
@@ -57,16 +57,21 @@ serve: setup
 test: setup
 	@$(PY) -m pytest -q
 
+# Everything that is formatted is also linted and type-checked; CI runs `check` before tests.
+SRC := browser_core gemini search tests bench scripts
+
+check: lint typecheck
+
 lint: venv
-	@$(PY) -m ruff check browser_core gemini search tests bench scripts
-	@$(PY) -m ruff format --check browser_core gemini search
+	@$(PY) -m ruff check $(SRC)
+	@$(PY) -m ruff format --check $(SRC)
 
 typecheck: venv
 	@$(PY) -m mypy
 
 format: venv
-	@$(PY) -m ruff format browser_core gemini search tests bench scripts
-	@$(PY) -m ruff check --fix browser_core gemini search tests bench scripts
+	@$(PY) -m ruff format $(SRC)
+	@$(PY) -m ruff check --fix $(SRC)
 
 # Developer tools (see README "Debugging and recordings" and "Performance").
 debug: setup
