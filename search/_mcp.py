@@ -28,6 +28,7 @@ from mcp import types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from starlette.routing import Route
 
 from browser_core import FailureKind, Hop, Settings, ToolExecutionResult
 from search._routing import Walk
@@ -389,8 +390,16 @@ INSTRUCTIONS = (
 )
 
 
+def _quiet_sdk_logs() -> None:
+    """The SDK logs every request at INFO; keep its warnings unless a level was chosen."""
+    sdk = logging.getLogger("mcp")
+    if sdk.level == logging.NOTSET:
+        sdk.setLevel(logging.WARNING)
+
+
 def build_server(call: BrowseCall, *, timeout_s: float) -> Server[Any, Any]:
     """An MCP server whose tools all go through `call` (`BrowseTool.arun` or the service)."""
+    _quiet_sdk_logs()
     server: Server[Any, Any] = Server(SERVER_NAME, version=_version(), instructions=INSTRUCTIONS)
     schema = output_schema()
     definitions = [tool.definition(schema) for tool in TOOLS]
@@ -539,10 +548,15 @@ class McpHttpApp:
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         await self.manager.handle_request(scope, receive, send)
 
+    def route(self, path: str = "/mcp") -> Route:
+        """This app as a route at exactly `path` (a mount would answer `/mcp` with a redirect
+        to `/mcp/`); add it with `app.router.routes.append(...)`."""
+        return Route(path, endpoint=self, methods=["GET", "POST", "DELETE"])
+
 
 def mcp_http_app(call: BrowseCall, *, settings: Settings) -> McpHttpApp:
-    """The ASGI app the service routes at `/mcp` (`app.add_route("/mcp", it)`: a mount
-    would answer every POST to `/mcp` with a redirect) and enters `running()` for its life."""
+    """The ASGI app the service routes at `/mcp` (see `McpHttpApp.route`) and enters
+    `running()` for its life."""
     return McpHttpApp(call, timeout_s=call_timeout_s(settings))
 
 
