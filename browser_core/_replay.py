@@ -5,24 +5,34 @@ Unmatched requests are aborted, never sent to the internet.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from playwright.async_api import Page
 
 from ._errors import StreamBrowserError
 
-RECORDINGS_DIR = Path(__file__).resolve().parents[1] / "tests" / "recordings"
+# Where named recordings live: `SB_RECORDINGS_DIR`, else `tests/recordings` under the
+# working directory (the repository, for `make demo`, `make test` and the dev commands).
+RECORDINGS_DIR = Path("tests") / "recordings"
 
 
-def resolve_har(name_or_har: str) -> Path:
-    """A HAR path, or the HAR of `tests/recordings/NAME/`; a clear error when neither exists."""
+def recordings_dir() -> Path:
+    """The folder of named recordings, resolved when it is needed (a parameter, not a
+    path baked into the installed package)."""
+    return Path(os.environ.get("SB_RECORDINGS_DIR") or RECORDINGS_DIR).expanduser().resolve()
+
+
+def resolve_har(name_or_har: str, folder: Path | None = None) -> Path:
+    """A HAR path, or the HAR of `<recordings>/NAME/`; a clear error when neither exists."""
+    folder = folder or recordings_dir()
     candidate = Path(name_or_har).expanduser()
     if candidate.is_dir():
         candidate = candidate / "session.har"
     elif not candidate.suffix:
-        candidate = RECORDINGS_DIR / name_or_har / "session.har"
+        candidate = folder / name_or_har / "session.har"
     if not candidate.is_file():
-        known = sorted(p.name for p in RECORDINGS_DIR.iterdir()) if RECORDINGS_DIR.is_dir() else []
+        known = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
         raise StreamBrowserError(
             f"no recording {name_or_har!r} (looked for {candidate})",
             hint=f"pass a .har file or one of: {', '.join(known) or 'none recorded yet'}",

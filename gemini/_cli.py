@@ -45,8 +45,7 @@ log = structlog.get_logger("gemini.cli")
 
 KILL_GRACE_S = 0.5
 DRAIN_S = 1.0
-PROJECT_ROOT = Path(__file__).resolve().parents[1]
-DOCKER_OAUTH_DIR = PROJECT_ROOT / "docker" / "gemini-oauth"
+PROJECT_ROOT = Path(__file__).resolve().parents[1]  # never a working directory for the CLI
 CREDS_FILE = "oauth_creds.json"
 
 INSTALL_HINT = (
@@ -188,13 +187,12 @@ def _seeded_dir(folder: Path) -> Path:
 def configured_oauth_dir(settings: Settings) -> Path | None:
     """The seeded `.gemini` folder we point the CLI at, if any.
 
-    `GEMINI_OAUTH_DIR` wins, else the Docker bind-mount folder `docker/gemini-oauth` when it
-    exists. Either may be the `.gemini` folder (holding oauth_creds.json) or its parent.
+    `GEMINI_OAUTH_DIR`: the `.gemini` folder (holding oauth_creds.json) or its parent. The
+    Docker image sets it to its `docker/gemini-oauth` bind mount; nothing is looked up
+    relative to the source tree.
     """
     if settings.gemini_oauth_dir:
         return _seeded_dir(Path(settings.gemini_oauth_dir).expanduser())
-    if DOCKER_OAUTH_DIR.is_dir():
-        return _seeded_dir(DOCKER_OAUTH_DIR)
     return None
 
 

@@ -30,7 +30,7 @@ from search import _mcp
 from search._mcp import TOOLS, build_server
 from search._routing import Walk
 from search._tool import BrowseTool
-from search._types import ToolContext
+from search._types import SPECS, ToolContext
 from search.testing import FakeProvider
 from tests._server import LocalServer, Reply
 from tests._service_proc import ServiceProc, start_service, wait_until
@@ -61,6 +61,7 @@ def mcp_env(tmp_path: Path, chrome: ChromeProcess) -> dict[str, str]:
         "SB_LOG_FORMAT": "json",
         "SB_LOG_LEVEL": "info",
         "SB_SERVICE_URL": "off",  # in process, even if a developer's service is running
+        "SB_RECORDINGS_DIR": str(Path(__file__).parent / "recordings"),
     }
 
 
@@ -352,8 +353,15 @@ def test_in_process_tool_answers_in_the_envelope_with_structured_data(tmp_path: 
     ]
 
 
-def test_tool_names_are_the_declared_ones() -> None:
+def test_every_declared_action_is_reachable_through_one_tool() -> None:
     assert [tool.name for tool in TOOLS] == NAMES
+    browse_actions = set(TOOLS[0].input_schema["properties"]["action"]["enum"]) - {"auto"}
+    own = {tool.action for tool in TOOLS if tool.action is not None}
+    assert browse_actions | own == set(SPECS)
+    assert not browse_actions & own
+    for tool in TOOLS:
+        needs_query = tool.action is None or SPECS[tool.action].needs_query
+        assert ("query" in tool.input_schema.get("required", [])) is needs_query
     assert os.path.exists(COMMAND), "the console script is installed beside this Python"
 
 
