@@ -1,10 +1,11 @@
 """`make bench`: the warm in-process tool against the Node process-per-query it replaces.
 
-Four rows on one local Chromium, the same saved pages served the same way to all (a local
-HTTPS server behind Chromium's resolver rules, never a Python route handler), calls
-interleaved in a shuffled order so machine noise hits every row alike. Prints one table, the
-ratios `speedup-heavy`, `speedup-light`, `overhead-*`, what serving costs, page-read
-extraction time on the largest articles and the Gemini CLI wrapper's overhead.
+Six rows on one local Chromium (rows 5 and 6 through `stream-browser serve`), the same saved
+pages served the same way to all (a local HTTPS server behind Chromium's resolver rules,
+never a Python route handler), calls interleaved in a shuffled order so machine noise hits
+every row alike. Prints one table, the ratios `speedup-heavy`, `speedup-light`, `overhead-*`,
+`client-overhead-*`, `speedup-cli-*`, what serving costs, page-read extraction time on the
+largest articles and the Gemini CLI wrapper's overhead.
 """
 
 from __future__ import annotations
@@ -49,9 +50,13 @@ ROW_LABELS = {
     2: "2 Node process per query",
     3: "3 our CLI process per query",
     4: "4 bare Playwright floor",
+    5: "5 stdlib client via service",
+    6: "6 our CLI via service",
 }
 TARGET_OVERHEAD = 1.10
 TARGET_SPEEDUP_LIGHT = 5.0
+TARGET_CLIENT_OVERHEAD = 1.15
+TARGET_SPEEDUP_CLI = 3.0
 
 
 # -- pages ------------------------------------------------------------------------------------
@@ -175,6 +180,76 @@ def cli_row(stage: Stage) -> ProcessRow:
                 "--json"]
 
     return ProcessRow(3, stage, argv)
+
+
+class BenchService:
+    """`stream-browser serve` as its own process on this stage (ephemeral port, no cache),
+    shared by rows 5 and 6 and stopped (SIGTERM: drained) when the last of them closes."""
+
+    def __init__(self, stage: Stage) -> None:
+        env = _child_env(stage)
+        env.update({"SB_SERVICE_PORT": "0", "SB_STATE_DIR": str(stage.tmp / "state-service"),
+                    "SB_CACHE_TTL_S": "0", "SB_SERVICE_TOKEN": os.urandom(24).hex()})
+        self.token = env["SB_SERVICE_TOKEN"]
+        self.proc = subprocess.Popen([str(SB_CLI), "--env-file", str(stage.tmp / "no.env"),
+                                      "serve"], env=env, cwd=ROOT, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, text=True)
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()  # "stream-browser: serving on URL"
+        if "serving on " not in line:
+            self.proc.kill()
+            raise RuntimeError(f"the service did not start: {line!r}")
+        self.url = line.rsplit(" ", 1)[1].strip()
+        self.users = 0
+
+    def client_env(self, stage: Stage) -> dict[str, str]:
+        return {**_child_env(stage), "SB_SERVICE_URL": self.url, "SB_SERVICE_TOKEN": self.token}
+
+    def release(self) -> None:
+        self.users -= 1
+        if self.users <= 0 and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+
+class ClientRow:
+    """Row 5: the standard-library client (`search.client`) through the service."""
+
+    key = 5
+
+    def __init__(self, service: BenchService) -> None:
+        from search import client
+
+        self.client = client
+        self.service = service
+        service.users += 1
+
+    def run(self, work: Workload) -> None:
+        url = work.target if work.action == "read" else None
+        answer = self.client.browse(work.target, action=work.action, url=url, broadcasting=True,
+                                    service_url=self.service.url, token=self.service.token)
+        result = (answer or {}).get("result") or {}
+        want = "google" if work.action == "search" else "read"
+        if not result.get("success") or result.get("provider") != want:
+            chain = (answer or {}).get("chain", [])
+            raise CallFailed(f"provider={result.get('provider')} chain=" + ", ".join(
+                f"{h.get('provider')}:{h.get('failure_kind')}" for h in chain))
+
+    def close(self) -> None:
+        self.service.release()
+
+
+def service_cli_row(stage: Stage, service: BenchService) -> ProcessRow:
+    """Row 6: our CLI, a process per query, as a client of the service."""
+    row = cli_row(stage)
+    row.key = 6
+    row.env = service.client_env(stage)
+    service.users += 1
+    row.close = service.release  # type: ignore[method-assign]
+    return row
 
 
 class FloorRow:
@@ -404,6 +479,14 @@ def report(results: Results, bench: Bench) -> dict[str, float]:
         "speedup-light": ratio(med.get((2, "light"), math.nan), med.get((1, "light"), math.nan)),
         "overhead-heavy": ratio(med.get((1, "heavy"), math.nan), med.get((4, "heavy"), math.nan)),
         "overhead-light": ratio(med.get((1, "light"), math.nan), med.get((4, "light"), math.nan)),
+        "client-overhead-heavy": ratio(med.get((5, "heavy"), math.nan),
+                                       med.get((1, "heavy"), math.nan)),
+        "client-overhead-light": ratio(med.get((5, "light"), math.nan),
+                                       med.get((1, "light"), math.nan)),
+        "speedup-cli-heavy": ratio(med.get((2, "heavy"), math.nan),
+                                   med.get((6, "heavy"), math.nan)),
+        "speedup-cli-light": ratio(med.get((2, "light"), math.nan),
+                                   med.get((6, "light"), math.nan)),
     }
     print()
     print(f"speedup-heavy  {ratios['speedup-heavy']:.2f}  (row 2 / row 1 median; target > 1: "
@@ -414,6 +497,7 @@ def report(results: Results, bench: Bench) -> dict[str, float]:
     for name in ("overhead-heavy", "overhead-light"):
         print(f"{name} {ratios[name]:.2f}  (row 1 / row 4 median; target <= {TARGET_OVERHEAD}: "
               f"{_verdict(ratios[name] <= TARGET_OVERHEAD)})")
+    report_service(ratios)
     if results.viewer_dcl_ms:
         print(f"row 1 heavy: answer at {med.get((1, 'heavy'), math.nan):.0f} ms; the viewers' "
               f"page reached DOMContentLoaded at {statistics.median(results.viewer_dcl_ms):.0f} "
@@ -422,6 +506,15 @@ def report(results: Results, bench: Bench) -> dict[str, float]:
         for failure in s.failures[:5]:
             print(f"failure row {key} {name}: {failure}")
     return ratios
+
+
+def report_service(ratios: dict[str, float]) -> None:
+    for name in ("client-overhead-heavy", "client-overhead-light"):
+        print(f"{name} {ratios[name]:.2f}  (row 5 / row 1 median; target <= "
+              f"{TARGET_CLIENT_OVERHEAD}: {_verdict(ratios[name] <= TARGET_CLIENT_OVERHEAD)})")
+    for name in ("speedup-cli-heavy", "speedup-cli-light"):
+        print(f"{name} {ratios[name]:.2f}  (row 2 / row 6 median; target >= "
+              f"{TARGET_SPEEDUP_CLI:.0f}: {_verdict(ratios[name] >= TARGET_SPEEDUP_CLI)})")
 
 
 # -- main ---------------------------------------------------------------------------------------
@@ -436,7 +529,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="folder of saved pages (default tests/fixtures, then ../shared)")
     parser.add_argument("--heavy", type=Path, help="the heavy Google results page")
     parser.add_argument("--light", type=Path, help="the light article page")
-    parser.add_argument("--rows", default="1,2,3,4", help="rows to run (default 1,2,3,4)")
+    parser.add_argument("--rows", default="1,2,3,4,5,6", help="rows to run (default all)")
     parser.add_argument("--headful", action="store_true", help="a visible Chromium (Xvfb)")
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write results as JSON")
     parser.add_argument("--log-level", default="warning", help="the tool's log level (warning)")
@@ -467,15 +560,31 @@ def build_rows(stage: Stage, wanted: set[int], results: Results) -> list[Any]:
         results.skipped[3] = f"{SB_CLI} not found: run `make venv`"
     elif 3 in wanted:
         rows.append(cli_row(stage))
+    if wanted & {5, 6}:
+        rows += service_rows(stage, wanted, results)
     for key in set(ROW_LABELS) - wanted:
         results.skipped.setdefault(key, "not selected (--rows)")
     return rows
 
 
+def service_rows(stage: Stage, wanted: set[int], results: Results) -> list[Any]:
+    if not SB_CLI.exists():
+        for key in wanted & {5, 6}:
+            results.skipped[key] = f"{SB_CLI} not found: run `make venv`"
+        return []
+    service = BenchService(stage)
+    rows: list[Any] = []
+    if 5 in wanted:
+        rows.append(ClientRow(service))
+    if 6 in wanted:
+        rows.append(service_cli_row(stage, service))
+    return rows
+
+
 def prime(rows: list[Any], bench: Bench) -> None:
-    """Rows 1 and 4 are warm by definition: connect and load each page once, untimed."""
+    """Rows 1, 4 and 5 are warm by definition: connect and load each page once, untimed."""
     for row in rows:
-        if row.key in (1, 4):
+        if row.key in (1, 4, 5):
             for work in bench.workloads:
                 timed_call(row, work, None)
 
