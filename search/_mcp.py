@@ -18,7 +18,7 @@ import logging
 import os
 import sys
 from collections.abc import AsyncIterator, Awaitable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 import anyio
@@ -32,7 +32,7 @@ from starlette.routing import Route
 
 from browser_core import FailureKind, Hop, Settings, ToolExecutionResult
 from search._routing import Walk
-from search._types import ToolContext
+from search._types import ACTION_SPECS, ActionSpec, ToolContext
 
 log = structlog.get_logger(__name__)
 
@@ -98,100 +98,138 @@ class McpTool:
         )
 
 
-TOOLS: tuple[McpTool, ...] = (
-    McpTool(
-        name="browse",
-        title="Search the web or read a page on the live stream",
-        description=(
-            "Look something current up on the web (Google) or open a web page and read its "
-            "text." + _LIVE + " When the broadcast is off (or `broadcasting` is false) Gemini "
-            "grounded search answers instead and nothing changes on screen." + _UNTRUSTED
-        ),
-        action=None,
-        input_schema={
-            "type": "object",
-            "properties": {
-                "query": {
-                    "type": "string",
-                    "description": "What to search for, or what to look for on the page "
-                    "(e.g. 'seoul weather tomorrow'). A bare http(s) URL here is read.",
-                },
-                "action": {
-                    "type": "string",
-                    "enum": ["auto", "search", "read"],
-                    "default": "auto",
-                    "description": "search: a web search. read: open `url` (or the URL in "
-                    "`query`) and read its text. auto (default): read when a URL is given, "
-                    "otherwise search.",
-                },
-                "url": {
-                    "type": "string",
-                    "description": "The page to read (http or https). Internal and private "
-                    "addresses are refused.",
-                },
-                "broadcasting": {
-                    "type": ["boolean", "null"],
-                    "description": "Whether the stream is live right now: true uses the "
-                    "visible Chrome, false answers with Gemini without touching the screen. "
-                    "Leave it out to use the server's setting (STREAM_BROWSER).",
-                },
-            },
-            "required": ["query"],
-            "additionalProperties": False,
-        },
+BROWSE = McpTool(
+    name="browse",
+    title="Search the web or read a page on the live stream",
+    description=(
+        "Look something current up on the web (Google) or open a web page and read its "
+        "text." + _LIVE + " When the broadcast is off (or `broadcasting` is false) Gemini "
+        "grounded search answers instead and nothing changes on screen." + _UNTRUSTED
     ),
-    McpTool(
-        name="play",
-        title="Play a YouTube video on the live stream",
-        description=(
-            "Find a YouTube video by a search query (the first real result) or open a YouTube "
-            "URL, and play it with sound in the streamed Chrome window, skipping a skippable "
-            "ad. It replaces whatever the stream was showing. Refused when the broadcast is "
-            "off or disabled (there is no screen to play on)." + _UNTRUSTED
-        ),
-        action="play",
-        input_schema={
-            "type": "object",
-            "properties": {
-                "query": {
-                    "type": "string",
-                    "description": "A search query ('lofi hip hop radio') or a YouTube URL.",
-                }
+    action=None,
+    input_schema={
+        "type": "object",
+        "properties": {
+            "query": {
+                "type": "string",
+                "description": "What to search for, or what to look for on the page "
+                "(e.g. 'seoul weather tomorrow'). A bare http(s) URL here is read.",
             },
-            "required": ["query"],
-            "additionalProperties": False,
+            "action": {
+                "type": "string",
+                "enum": ["auto", "search", "read"],
+                "default": "auto",
+                "description": "search: a web search. read: open `url` (or the URL in "
+                "`query`) and read its text. auto (default): read when a URL is given, "
+                "otherwise search.",
+            },
+            "url": {
+                "type": "string",
+                "description": "The page to read (http or https). Internal and private "
+                "addresses are refused.",
+            },
+            "broadcasting": {
+                "type": ["boolean", "null"],
+                "description": "Whether the stream is live right now: true uses the "
+                "visible Chrome, false answers with Gemini without touching the screen. "
+                "Leave it out to use the server's setting (STREAM_BROWSER).",
+            },
         },
+        "required": ["query"],
+        "additionalProperties": False,
+    },
+)
+
+# The actions `browse` covers; every other declared action is a tool of its own.
+BROWSE_ACTIONS = frozenset({"search", "read"})
+# Tools that only look (`readOnlyHint`); everything else changes what viewers see.
+READ_ONLY = frozenset({"status"})
+_QUERY_ONLY: dict[str, Any] = {
+    "type": "object",
+    "properties": {"query": {"type": "string", "description": "What to act on."}},
+    "required": ["query"],
+    "additionalProperties": False,
+}
+# How this face words each action (titles and descriptions written for a model to read).
+WORDING: dict[str, McpTool] = {
+    tool.name: tool
+    for tool in (
+        McpTool(
+            name="play",
+            title="Play a YouTube video on the live stream",
+            description=(
+                "Find a YouTube video by a search query (the first real result) or open a "
+                "YouTube URL, and play it with sound in the streamed Chrome window, skipping "
+                "a skippable ad. It replaces whatever the stream was showing. Refused when "
+                "the broadcast is off or disabled (there is no screen to play on)." + _UNTRUSTED
+            ),
+            action="play",
+            input_schema={
+                "type": "object",
+                "properties": {
+                    "query": {
+                        "type": "string",
+                        "description": "A search query ('lofi hip hop radio') or a YouTube URL.",
+                    }
+                },
+                "required": ["query"],
+                "additionalProperties": False,
+            },
+            idempotent=False,
+        ),
+        McpTool(
+            name="pause",
+            title="Pause the video on the stream",
+            description="Pause the YouTube video playing in the streamed Chrome window; the "
+            "picture stays on screen. Says what was paused and where.",
+            action="pause",
+        ),
+        McpTool(
+            name="resume",
+            title="Resume the paused video on the stream",
+            description="Resume the paused YouTube video in the streamed Chrome window from "
+            "where it stopped, also one that a search or page read paused to take the "
+            "screen.",
+            action="resume",
+        ),
+        McpTool(
+            name="stop",
+            title="Stop the video and clear the stream",
+            description="Stop the YouTube video and leave a neutral blank page in the "
+            "streamed Chrome window.",
+            action="stop",
+        ),
+        McpTool(
+            name="status",
+            title="What is playing on the stream",
+            description="Say what the streamed Chrome window is playing (title, channel, "
+            "position, playing or paused), or that nothing is. Changes nothing on screen.",
+            action="status",
+        ),
+    )
+}
+
+
+def _tool_for(spec: ActionSpec) -> McpTool:
+    """The MCP tool of one declared action: its wording here, else the spec's summary (so a
+    newly declared action appears in this face too, conservatively annotated)."""
+    known = WORDING.get(spec.name)
+    if known is not None:
+        return replace(known, read_only=spec.name in READ_ONLY)
+    return McpTool(
+        name=spec.name,
+        title=spec.summary[:1].upper() + spec.summary[1:],
+        description=f"{spec.summary[:1].upper() + spec.summary[1:]}." + _UNTRUSTED,
+        action=spec.name,
+        input_schema=dict(_QUERY_ONLY if spec.needs_query else _NO_ARGS),
+        read_only=spec.name in READ_ONLY,
         idempotent=False,
-    ),
-    McpTool(
-        name="pause",
-        title="Pause the video on the stream",
-        description="Pause the YouTube video playing in the streamed Chrome window; the "
-        "picture stays on screen. Says what was paused and where.",
-        action="pause",
-    ),
-    McpTool(
-        name="resume",
-        title="Resume the paused video on the stream",
-        description="Resume the paused YouTube video in the streamed Chrome window from "
-        "where it stopped, also one that a search or page read paused to take the screen.",
-        action="resume",
-    ),
-    McpTool(
-        name="stop",
-        title="Stop the video and clear the stream",
-        description="Stop the YouTube video and leave a neutral blank page in the streamed "
-        "Chrome window.",
-        action="stop",
-    ),
-    McpTool(
-        name="status",
-        title="What is playing on the stream",
-        description="Say what the streamed Chrome window is playing (title, channel, "
-        "position, playing or paused), or that nothing is. Changes nothing on screen.",
-        action="status",
-        read_only=True,
-    ),
+    )
+
+
+TOOLS: tuple[McpTool, ...] = (
+    BROWSE,
+    *(_tool_for(spec) for spec in ACTION_SPECS if spec.name not in BROWSE_ACTIONS),
 )
 TOOLS_BY_NAME = {tool.name: tool for tool in TOOLS}
 
