@@ -116,3 +116,27 @@ def test_controls_are_refused_off_air_and_status_still_answers(
         assert status is not None and "disabled" in status.reply_text
     finally:
         tool.close()
+
+
+def test_a_google_page_with_zero_results_falls_to_gemini(
+    settings: Settings, tmp_path: Path
+) -> None:
+    from gemini.testing import write_fake_gemini
+
+    web = FakeWeb()
+    zero = fixture_text("serp/zlurad-serp-parser/desktop/no-results.html.gz")
+    web.add("https://www.google.com/search", Page(zero))
+    fake = write_fake_gemini(tmp_path / "bin", "success")
+    answers = settings.model_copy(update={"gemini_cli": str(fake)})
+    tool = BrowseTool(answers, driver=Driver(answers, page_hooks=(web.hook,)))
+    try:
+        walk = tool.run_sync("324j23i4jkdfjklndsklfmsdkl", action="search", ctx=LIVE)
+    finally:
+        tool.loop.run(tool.driver.close_owned_tab(), 10)
+        tool.close()
+    assert [(hop.provider, hop.failure_kind) for hop in walk.chain] == [
+        ("google", "no-results"),
+        ("gemini", None),
+    ]
+    assert walk.result is not None and walk.result.provider.startswith("gemini")
+    assert walk.chain[0].hint and "Gemini" in walk.chain[0].hint

@@ -18,7 +18,9 @@ from playwright.async_api import Error as PlaywrightError
 from browser_core import (
     Deadline,
     Driver,
+    FailureKind,
     PageBlocked,
+    ProviderError,
     Settings,
     Source,
     ToolExecutionResult,
@@ -184,6 +186,14 @@ class GoogleProvider:
                 f"Google showed its {serp.blocked} page",
                 failure_kind=serp.blocked,
                 hint="the Gemini fallback answers instead",
+            )
+        if not (serp.results or serp.answer or serp.knowledge_panel or serp.top_stories):
+            # Zero results, or a layout the parser cannot read: a failed hop, so Gemini answers.
+            raise ProviderError(
+                f"Google showed no results the parser could read for {request.query[:100]!r}",
+                failure_kind=FailureKind.NO_RESULTS,
+                hint="the Gemini fallback answers instead; if Google did show results, the "
+                "page layout changed: record it with `make record` and update the parser",
             )
         sources = [Source(title=r.title, url=r.url) for r in serp.results[: settings.max_results]]
         data = serp.model_dump()
