@@ -34,6 +34,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from browser_core import FailureKind, Hop, Settings, ToolExecutionResult, cdp_version
+from browser_core._egress import egress_status
 from browser_core._errors import CdpUnreachable
 from browser_core._logging import new_request_id
 from search._routing import Walk
@@ -315,7 +316,7 @@ class Service:
         if health is not None:
             state.update(_as_dict(health))
         state.setdefault("connected", bool(driver.connected))
-        state.setdefault("up", state["connected"])
+        state["up"] = state["state"] == "up" if "state" in state else state["connected"]
         return state
 
     def status(self) -> dict[str, Any]:
@@ -365,6 +366,7 @@ def readiness(settings: Settings) -> dict[str, dict[str, Any]]:
         try:
             browser = cdp_version(settings.cdp_endpoint).get("Browser", "?")
             checks["chrome"] = {"ok": True, "detail": f"{browser} at {settings.cdp_endpoint}"}
+            checks["egress"] = _egress_check(settings)
         except CdpUnreachable:
             checks["chrome"] = {
                 "ok": False,
@@ -391,6 +393,15 @@ def readiness(settings: Settings) -> dict[str, dict[str, Any]]:
         if check["ok"]:
             check.pop("fix", None)
     return checks
+
+
+def _egress_check(settings: Settings) -> dict[str, Any]:
+    """Is the broadcast Chrome behind the egress guard? (`unknown`: not on this machine.)"""
+    guard = egress_status(settings)
+    check: dict[str, Any] = {"ok": guard.ok or guard.state == "unknown", "detail": guard.detail}
+    if guard.hint:
+        check["fix"] = guard.hint
+    return check
 
 
 # -- access control --------------------------------------------------------------------------
