@@ -79,6 +79,8 @@ class LoopThread:
             loop.call_soon_threadsafe(loop.stop)
             if thread is not None:
                 thread.join(5)
+        if loop is not None and not loop.is_running() and not loop.is_closed():
+            loop.close()  # its selector and self-pipe sockets, not left to the GC
         self._loop = None
 
 

@@ -145,7 +145,16 @@ def test_many_threads_all_get_answers(tmp_path: Path) -> None:
 def test_the_declaration_offers_the_actions_to_the_llm() -> None:
     params = TOOL_DECLARATION["parameters"]
     assert TOOL_DECLARATION["name"] == "browse_and_search"
-    assert params["properties"]["action"]["enum"] == ["auto", "search", "read", "play"]
+    assert params["properties"]["action"]["enum"] == [
+        "auto",
+        "search",
+        "read",
+        "play",
+        "pause",
+        "resume",
+        "stop",
+        "status",
+    ]
     assert params["required"] == ["query"]
 
 
