@@ -199,7 +199,8 @@ def test_stdio_failing_providers_give_a_tool_error_with_each_failure_kind(
     mcp_env: dict[str, str], tmp_path: Path
 ) -> None:
     write_fake_gemini(tmp_path / "bin", "auth-exit-41")
-    env = {**mcp_env, "CDP_PORT": str(free_port())}  # nothing listens: Chrome is "down"
+    secret = "AIzaFAKEKEY-must-never-show-0123456789"
+    env = {**mcp_env, "CDP_PORT": str(free_port()), "GEMINI_API_KEY": secret}  # Chrome "down"
 
     async def scenario() -> types.CallToolResult:
         async with stdio_session(env, tmp_path) as session:
@@ -219,6 +220,8 @@ def test_stdio_failing_providers_give_a_tool_error_with_each_failure_kind(
         ("google", "cdp-unreachable"),
         ("gemini", "gemini-auth"),
     ]
+    assert secret not in text + json.dumps(data)
+    assert secret not in (tmp_path / "mcp-stderr.log").read_text()
 
 
 def test_stdio_refuses_a_metadata_address_before_anything_connects(
