@@ -14,11 +14,15 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from browser_core import ChromeProcess
+from browser_core._chrome import close_target
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV_PREFIXES = ("STREAM_BROWSER", "CDP_", "GEMINI_", "GOOGLE_", "SB_")
@@ -117,3 +121,23 @@ def wait_until(predicate: Any, timeout: float = 15.0) -> bool:
             return True
         time.sleep(0.05)
     return False
+
+
+@pytest.fixture(scope="session")
+def shared_service(
+    chrome: ChromeProcess, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ServiceProc]:
+    """One service for the test modules that only call it (import this fixture to use it)."""
+    state = tmp_path_factory.mktemp("service-state")
+    service = start_service(chrome, state, SB_QUEUE_MAX="32")
+    yield service
+    assert service.stop() == 0
+    close_owned_tab(chrome, state)
+
+
+def close_owned_tab(chrome: ChromeProcess, state: Path) -> None:
+    """Close the tab a service opened (its target id is in the state dir)."""
+    for file in state.glob("owned-tab-*.json"):
+        target = json.loads(file.read_text()).get("target_id")
+        if target:
+            close_target(chrome.endpoint, target)

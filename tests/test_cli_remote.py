@@ -11,7 +11,6 @@ import importlib
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,7 +20,12 @@ from browser_core._chrome import free_port
 from search import _cli_remote
 from search.cli import COMMAND_MODULES, COMMANDS, _Parser, main
 from tests._server import LocalServer, Reply
-from tests._service_proc import ROOT, ServiceProc, clean_env, start_service
+from tests._service_proc import (  # noqa: F401 (shared_service is a fixture)
+    ROOT,
+    ServiceProc,
+    clean_env,
+    shared_service,
+)
 
 NO_ENV = ["--env-file", "/nonexistent/.env"]
 HEAVY = ("playwright", "trafilatura", "lxml")
@@ -37,11 +41,9 @@ print(json.dumps({"code": code, "heavy": heavy}), file=sys.stderr)
 """
 
 
-@pytest.fixture(scope="module")
-def svc(chrome: ChromeProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProc]:
-    service = start_service(chrome, tmp_path_factory.mktemp("cli-remote-state"))
-    yield service
-    assert service.stop() == 0
+@pytest.fixture
+def svc(shared_service: ServiceProc) -> ServiceProc:  # noqa: F811
+    return shared_service
 
 
 def _probe(argv: list[str], **env: str) -> tuple[dict[str, object], str]:

@@ -16,35 +16,30 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from browser_core import ChromeProcess, cdp_targets, cdp_version
-from browser_core._chrome import close_target
 from search import client
 from tests._server import LocalServer, Reply
-from tests._service_proc import ROOT, ServiceProc, clean_env, start_service, wait_until
+from tests._service_proc import (  # noqa: F401 (shared_service is a fixture)
+    ROOT,
+    ServiceProc,
+    clean_env,
+    close_owned_tab,
+    shared_service,
+    start_service,
+    wait_until,
+)
 
 CLIENT_FILE = ROOT / "search" / "client.py"
 
 
-@pytest.fixture(scope="module")
-def svc(chrome: ChromeProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProc]:
-    state = tmp_path_factory.mktemp("service-state")
-    service = start_service(chrome, state, SB_QUEUE_MAX="32")
-    yield service
-    assert service.stop() == 0
-    _close_owned_tab(chrome, state)
-
-
-def _close_owned_tab(chrome: ChromeProcess, state: Path) -> None:
-    for file in state.glob("owned-tab-*.json"):
-        target = json.loads(file.read_text()).get("target_id")
-        if target:
-            close_target(chrome.endpoint, target)
+@pytest.fixture
+def svc(shared_service: ServiceProc) -> ServiceProc:  # noqa: F811
+    return shared_service
 
 
 def _raw(
@@ -290,7 +285,7 @@ def test_a_full_queue_answers_429_at_once_with_retry_after(
         assert first["status"] == 200 and second["status"] == 200
     finally:
         assert service.stop() == 0
-        _close_owned_tab(chrome, tmp_path / "state")
+        close_owned_tab(chrome, tmp_path / "state")
 
 
 def test_sigterm_lets_the_running_call_finish_refuses_the_next_and_exits_0(
@@ -311,7 +306,7 @@ def test_sigterm_lets_the_running_call_finish_refuses_the_next_and_exits_0(
         assert cdp_version(chrome.endpoint)  # Chrome keeps running
     finally:
         service.stop()
-        _close_owned_tab(chrome, tmp_path / "state")
+        close_owned_tab(chrome, tmp_path / "state")
 
 
 def test_listening_beyond_loopback_without_an_explicit_token_is_refused(tmp_path: Path) -> None:
