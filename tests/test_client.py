@@ -76,6 +76,16 @@ def test_browse_and_search_returns_the_result_dict_over_a_unix_socket(
     assert result["action"] == "read" and result["sources"]
 
 
+def test_the_playback_controls_go_through_the_same_endpoint(uds: ServiceProc) -> None:
+    where = {"service_url": uds.url, "token": uds.token}
+    status = client.status(broadcasting=True, **where)
+    assert status is not None and status["provider"] == "youtube"
+    assert "Nothing is playing" in status["reply_text"]
+    paused = client.pause(broadcasting=True, **where)
+    assert paused is not None and paused["success"] is False  # said, not raised
+    assert client.stop(broadcasting=True, **where) is not None
+
+
 def test_the_token_file_is_found_through_the_state_dir(
     uds: ServiceProc, monkeypatch: pytest.MonkeyPatch
 ) -> None:
