@@ -294,8 +294,10 @@ class Service:
         except TimeoutError:
             future.cancel()
             log.error("service.call_overran", limit_s=limit)
-            hop = Hop(provider="service", ok=False, elapsed_ms=int(limit * 1000))
-            return Walk(None, [hop.model_copy(update={"failure_kind": FailureKind.TIMEOUT})])
+            return _failed(FailureKind.TIMEOUT, int(limit * 1000))
+        except Exception:  # fail open: a crash is a failed hop, never a 500
+            log.exception("service.call_crashed")
+            return _failed(FailureKind.INTERNAL_ERROR, 0)
 
     async def walk_or_refusal(
         self, query: str, *, action: str, url: str | None, ctx: ToolContext
@@ -342,6 +344,10 @@ class Service:
     async def close(self) -> None:
         """Drop the CDP connection (Chrome and its tabs stay up) and stop the loop thread."""
         await asyncio.to_thread(self.tool.close)
+
+
+def _failed(kind: FailureKind, elapsed_ms: int) -> Walk:
+    return Walk(None, [Hop(provider="service", ok=False, elapsed_ms=elapsed_ms, failure_kind=kind)])
 
 
 def _as_dict(value: Any) -> dict[str, Any]:
