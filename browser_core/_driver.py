@@ -236,6 +236,12 @@ class Driver:
     def connected(self) -> bool:
         return self._browser is not None and self._browser.is_connected()
 
+    @property
+    def owned_url(self) -> str | None:
+        """What the owned tab shows, without a CDP call (None before the first operation)."""
+        page = self._page
+        return None if page is None or page.is_closed() else page.url
+
     # -- the locked part ------------------------------------------------------------------
 
     async def _run_locked(
