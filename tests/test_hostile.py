@@ -199,6 +199,9 @@ REFUSED = [
     "http://metadata.google.internal/computeMetadata/v1/", "http://[fd00:ec2::254]/",
     "http://100.100.100.200/", "http://ⓛⓞⓒⓐⓛⓗⓞⓢⓣ/", "http://１２７．０．０．１/",
     "http://printer.local/", "https://router.lan/",
+    # Parser differentials: Chrome (WHATWG) reads each of these as a loopback host.
+    "http://127.0.0.1%2e/", "http://0x7f000001/", "http://127.1/", "http://localhost./",
+    "http://127.0.0.1:9\\@example.com/", "http://%6c%6f%63%61%6c%68%6f%73%74/",
 ]
 
 
@@ -214,6 +217,26 @@ def test_internal_and_non_web_urls_are_refused_before_anything_is_shown(
     assert walk.result is not None and walk.result.success is False
     assert walk.result.reply_text.startswith("I can't open that address")
     assert [(h.provider, h.failure_kind) for h in walk.chain] == [("policy", "blocked-url")]
+
+
+def _hosts_file_name() -> str | None:
+    from tests.test_egress import hosts_file_loopback_name
+
+    return hosts_file_loopback_name()
+
+
+@pytest.mark.skipif(_hosts_file_name() is None, reason="no hosts-file name for loopback here")
+@pytest.mark.parametrize("form", ["http://%{hex}:8765/", "http://{name}:8765\\@example.com/"])
+def test_a_hosts_file_name_in_any_spelling_is_refused(site: Stage, form: str) -> None:
+    name = _hosts_file_name() or ""
+    url = form.format(name=name, hex=f"{ord(name[0]):02x}{name[1:]}")
+    tool = BrowseTool(site.settings.model_copy(update={"allow_hosts": ()}))
+    try:
+        walk = tool.run_sync(url, action="read", url=url, ctx=LIVE)
+    finally:
+        tool.close()
+    assert [(h.provider, h.failure_kind) for h in walk.chain] == [("policy", "blocked-url")]
+    assert "resolved from the name" in walk.chain[0].detail
 
 
 @pytest.mark.parametrize("url", ["https://bücher.example/", "https://xn--bcher-kva.example/",
