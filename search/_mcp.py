@@ -295,7 +295,10 @@ def error_result(
     lines = [f"{tool} failed: {message}", f"failure_kind: {kind}", f"fix: {fix}"]
     for hop in chain:
         state = "ok" if hop.ok else f"{hop.failure_kind} after {hop.elapsed_ms} ms"
-        lines.append(f"- {hop.provider}: {state}" + (f" ({hop.detail})" if hop.detail else ""))
+        line = f"- {hop.provider}: {state}" + (f" ({hop.detail})" if hop.detail else "")
+        if hop.hint and hop.hint != fix:
+            line += f"; fix: {hop.hint}"
+        lines.append(line)
     return types.CallToolResult(
         content=[types.TextContent(type="text", text="\n".join(lines))],
         structuredContent={
@@ -409,7 +412,8 @@ async def run_tool(
             message=f"{type(exc).__name__}: {str(exc)[:200]}",
         )
     result = walk_result(name, walk)
-    log.info("mcp.call", tool=name, action=action, ok=not result.isError)
+    kind = (result.structuredContent or {}).get("failure_kind") if result.isError else None
+    log.info("mcp.call", tool=name, action=action, ok=not result.isError, failure_kind=kind)
     return result
 
 
