@@ -507,3 +507,34 @@ def test_stdio_via_service_with_a_wrong_token_gives_an_unauthorized_tool_error(
     assert result.structuredContent is not None
     assert result.structuredContent["failure_kind"] == "unauthorized"
     assert "SB_SERVICE_TOKEN" in result.structuredContent["fix"]
+
+
+def test_stdio_finds_the_service_from_its_settings_and_token_file(
+    svc: ServiceProc, mcp_env: dict[str, str], tmp_path: Path
+) -> None:
+    port = svc.url.rsplit(":", 1)[1]
+    env = {k: v for k, v in mcp_env.items() if k != "SB_SERVICE_URL"}
+    env.update({"SB_SERVICE_PORT": port, "SB_STATE_DIR": str(svc.state_dir)})  # token file
+
+    async def scenario() -> types.CallToolResult:
+        async with stdio_session(env, tmp_path) as session:
+            return await session.call_tool("status", {})
+
+    result = asyncio.run(scenario())
+    assert not result.isError, _text(result)
+    via = [e for e in _log_events(tmp_path) if e["event"] == "mcp.via"]
+    assert [(e["via"], e["url"]) for e in via] == [("service", svc.url)]
+
+
+def test_a_full_service_queue_is_a_queue_full_tool_error_with_its_fix(tmp_path: Path) -> None:
+    from search._service import CallQueue, Service
+
+    tool = _fake_tool(tmp_path)
+    service = Service(tool.settings, tool, CallQueue(max_waiting=0))  # every call is refused
+    server = build_server(service.walk_or_refusal, timeout_s=5)
+    result = asyncio.run(_call(server, "browse", {"query": "anything"}))
+    assert result.isError
+    assert result.structuredContent is not None
+    assert result.structuredContent["failure_kind"] == "queue-full"
+    assert "retry" in result.structuredContent["fix"]
+    assert [h["provider"] for h in result.structuredContent["chain"]] == ["service"]
