@@ -91,7 +91,7 @@ soak: setup
 	@$(PY) bench/soak.py $(SOAK_ARGS)
 
 bench-extract: venv
-	@$(PY) bench/extract.py $(or $(FIXTURES),../shared/fixtures)
+	@nice $(PY) bench/extract.py $(FIXTURES)
 
 chrome: setup
 	@$(SB) chrome

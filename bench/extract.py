@@ -1,33 +1,52 @@
 """Article extraction benchmark: plain `trafilatura.extract(html)` against `extract_article`.
 
-Usage: python bench/extract.py FIXTURES_DIR [--sweep]
-FIXTURES_DIR holds `scrapinghub-aeb/` (html/*.html.gz + ground-truth.json) and optionally
-`trafilatura-eval/` (html/* + evaldata.json); tests/fixtures/articles has a small subset.
+Usage: python bench/extract.py [FIXTURES_DIR] [--folds 3] [--seed 7]
+FIXTURES_DIR (default ../shared/fixtures/articles when present, else the compact subset in
+tests/fixtures/articles) holds `scrapinghub-aeb/` (html/*.html.gz + ground-truth.json) and
+optionally `trafilatura-eval/` (html/* + evaldata.json).
+
 scrapinghub metric (its evaluate.py): word-4-gram shingle TP/FP/FN normalised per document,
 summed, precision/recall over the sums, F1 their harmonic mean. trafilatura-eval: "with"
-segments found (recall) and "without" segments wrongly kept (precision). `--sweep` also scores
-trafilatura setting variants, which is how `EXTRACT_OPTIONS` was chosen.
+segments found (recall) and "without" segments wrongly kept (precision).
+
+How the read path's settings are chosen, and how honestly they are scored: every candidate
+(clean-up on or off, the word count under which the recall pass is consulted) is computed
+from two cached trafilatura passes per page. K-fold cross-validation picks the best
+candidate on K-1 folds and scores it on the fold it never saw; the mean and spread of those
+scores estimate F1 on unseen pages. The constants in search/parsers/article.py are the
+candidate chosen on all development pages; the trafilatura evaluation set is a second check
+that no fold ever tuned on.
 """
 
 from __future__ import annotations
 
+import argparse
 import gzip
 import json
+import random
 import re
+import statistics
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from statistics import median
-from typing import Any
 
-import trafilatura
+ROOT = Path(__file__).resolve().parents[1]
+# Run as a script, this folder comes first on sys.path and `bench` would not be the package.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
+sys.path.insert(0, str(ROOT))
 
-from search.parsers.article import EXTRACT_OPTIONS, extract_article
+import trafilatura  # noqa: E402
 
-Extractor = Callable[[str], str]
+from search.parsers import article as art  # noqa: E402
+
+SHARED = ROOT.parent / "shared" / "fixtures" / "articles"
+LOCAL = ROOT / "tests" / "fixtures" / "articles"
 _TOKEN = re.compile(r"\w+", re.UNICODE)
+BELOW_WORDS = (0, 50, 100, 150, 200, 300, 500, 10**9)  # 0: never consult the recall pass
+TIME_PAGE_BYTES = 200_000
 
 
 def read_text(path: Path) -> str:
@@ -39,7 +58,7 @@ def read_text(path: Path) -> str:
 
 def shingles(text: str, n: int = 4) -> Counter[str]:
     tokens = _TOKEN.findall(text or "")
-    return Counter(" ".join(tokens[i:i + n]) for i in range(max(1, len(tokens) - n + 1)))
+    return Counter(" ".join(tokens[i : i + n]) for i in range(max(1, len(tokens) - n + 1)))
 
 
 def shingle_match(truth: str, pred: str) -> tuple[float, float, float]:
@@ -59,106 +78,219 @@ def prf(tp: float, fp: float, fn: float) -> tuple[float, float, float]:
     return precision, recall, f1
 
 
-def load_aeb(root: Path) -> list[tuple[str, str, str]]:
-    """(id, html, articleBody) for every page of the folder that has ground truth."""
-    truth = json.loads((root / "ground-truth.json").read_text())
+# -- pages and their cached passes ----------------------------------------------------------
+
+
+@dataclass
+class Page:
+    """One page: its HTML, its truth, and what each trafilatura pass found (cached)."""
+
+    key: str
+    html: str
+    truth: str = ""  # scrapinghub: the annotated article body
+    keep: tuple[str, ...] = ()  # trafilatura-eval: segments that must be kept
+    drop: tuple[str, ...] = ()  # trafilatura-eval: segments that must not be kept
+    precise: str = ""
+    recall: str = ""
+    titles: tuple[str, ...] = ()
+
+    def passes(self) -> Page:
+        data = art.extraction_pass(self.html, None, art.EXTRACT_OPTIONS)
+        self.precise = data.get("text") or ""
+        self.recall = art.extraction_pass(self.html, None, art.RECALL_OPTIONS).get("text") or ""
+        self.titles = art.page_titles(data, self.html)
+        return self
+
+
+def load_aeb(root: Path) -> list[Page]:
+    """Every page of the folder that has ground truth."""
+    truth = json.loads((root / "ground-truth.json").read_text(encoding="utf-8"))
     pages = []
     for path in sorted((root / "html").iterdir()):
         key = path.name.split(".")[0]
         if key in truth:
-            pages.append((key, read_text(path), truth[key]["articleBody"]))
+            pages.append(Page(key, read_text(path), truth=truth[key]["articleBody"]))
     return pages
 
 
-def score_aeb(pages: list[tuple[str, str, str]], extractor: Extractor) -> dict[str, Any]:
-    tp = fp = fn = 0.0
-    times: list[tuple[int, float]] = []
-    for _key, html, body in pages:
-        started = time.perf_counter()
-        text = extractor(html)
-        times.append((len(html), (time.perf_counter() - started) * 1000))
-        a, b, c = shingle_match(body, text)
-        tp, fp, fn = tp + a, fp + b, fn + c
-    precision, recall, f1 = prf(tp, fp, fn)
-    largest = [ms for _size, ms in sorted(times, reverse=True)[:10]]
-    return {"precision": precision, "recall": recall, "f1": f1,
-            "median_ms": median(largest), "max_ms": max(largest)}
-
-
-def score_segments(root: Path, extractor: Extractor) -> dict[str, Any]:
-    """trafilatura's own evaluation: segments that must (with) or must not (without) be kept."""
-    data = json.loads((root / "evaldata.json").read_text())
+def load_segments(root: Path) -> list[Page]:
+    data = json.loads((root / "evaldata.json").read_text(encoding="utf-8"))
     files = {p.name.removesuffix(".gz"): p for p in (root / "html").iterdir()}
-    tp = fn = fp = tn = 0
-    for entry in data.values():
+    pages = []
+    for key, entry in data.items():
         path = files.get(entry["file"])
-        if path is None:
-            continue
-        text = " ".join(extractor(read_text(path)).split())
-        for segment in entry.get("with", []):
-            found = " ".join(segment.split()) in text
-            tp, fn = tp + found, fn + (not found)
-        for segment in entry.get("without", []):
-            kept = " ".join(segment.split()) in text
-            fp, tn = fp + kept, tn + (not kept)
-    precision, recall, f1 = prf(tp, fp, fn)
-    accuracy = (tp + tn) / max(1, tp + tn + fp + fn)
-    return {"precision": precision, "recall": recall, "f1": f1, "accuracy": accuracy}
+        if path is not None:
+            keep, drop = tuple(entry.get("with", [])), tuple(entry.get("without", []))
+            pages.append(Page(key, read_text(path), keep=keep, drop=drop))
+    return pages
 
 
-def plain(html: str) -> str:
-    return trafilatura.extract(html) or ""
+# -- candidates and scores --------------------------------------------------------------------
+
+Candidate = tuple[bool, int]  # (clean-up on, recall pass below this many words)
+Chooser = Callable[[Page], str]
 
 
-def ours(html: str) -> str:
-    return extract_article(html).text
+def chooser(candidate: Candidate) -> Chooser:
+    clean, below = candidate
 
-
-def variant(**changes: Any) -> Extractor:
-    options = {**EXTRACT_OPTIONS, **changes}
-
-    def run(html: str) -> str:
-        doc = trafilatura.bare_extraction(html, with_metadata=False, **options)
-        return (doc.as_dict().get("text") or "") if doc is not None else ""
+    def run(page: Page) -> str:
+        text = art.combine(page.precise, lambda: page.recall, below)
+        return art.clean_text(text, page.titles) if clean else text.strip()
 
     return run
 
 
-VARIANTS: dict[str, Extractor] = {
-    "favor_precision_off": variant(favor_precision=False),
-    "favor_recall": variant(favor_recall=True, favor_precision=False),
-    "no_tables": variant(include_tables=False),
-    "deduplicate": variant(deduplicate=True),
-    "fast": variant(fast=True),
-    "with_comments": variant(include_comments=True),
-}
+# Simplest first: the plain precision pass, then one mechanism at a time.
+CANDIDATES: list[Candidate] = [(clean, below) for below in BELOW_WORDS for clean in (False, True)]
+MARGIN = 0.002  # F1 differences smaller than this do not justify a more complex rule
+PRODUCTION: Candidate = (True, art.RECALL_BELOW_WORDS)
 
 
-def main(argv: list[str]) -> int:
-    if not argv:
-        print(__doc__)
+def score_aeb(pages: Sequence[Page], extract: Chooser) -> tuple[float, float, float]:
+    tp = fp = fn = 0.0
+    for page in pages:
+        a, b, c = shingle_match(page.truth, extract(page))
+        tp, fp, fn = tp + a, fp + b, fn + c
+    return prf(tp, fp, fn)
+
+
+def score_segments(pages: Sequence[Page], extract: Chooser) -> tuple[float, float, float]:
+    """trafilatura's own evaluation: (precision, recall, F1) over kept/dropped segments."""
+    tp = fn = fp = 0
+    for page in pages:
+        text = " ".join(extract(page).split())
+        found = [" ".join(s.split()) in text for s in page.keep]
+        kept = [" ".join(s.split()) in text for s in page.drop]
+        tp, fn, fp = tp + sum(found), fn + found.count(False), fp + sum(kept)
+    return prf(tp, fp, fn)
+
+
+def best(pages: Sequence[Page]) -> Candidate:
+    """The simplest candidate within MARGIN of the best F1: on a few dozen pages a smaller
+    difference is one page's worth of noise, and the simpler rule generalises better."""
+    scores = [score_aeb(pages, chooser(c))[2] for c in CANDIDATES]
+    top = max(scores)
+    return next(c for c, f1 in zip(CANDIDATES, scores, strict=True) if f1 >= top - MARGIN)
+
+
+@dataclass(frozen=True)
+class FoldResult:
+    chosen: Candidate
+    precision: float
+    recall: float
+    f1: float
+
+
+def cross_validate(pages: Sequence[Page], folds: int, seed: int) -> list[FoldResult]:
+    """Choose on K-1 folds, score on the remaining one, for each fold."""
+    order = list(pages)
+    random.Random(seed).shuffle(order)
+    parts = [order[i::folds] for i in range(folds)]
+    results = []
+    for i, held in enumerate(parts):
+        train = [p for j, part in enumerate(parts) if j != i for p in part]
+        chosen = best(train)
+        results.append(FoldResult(chosen, *score_aeb(held, chooser(chosen))))
+    return results
+
+
+# -- printing ---------------------------------------------------------------------------------
+
+
+def _name(candidate: Candidate) -> str:
+    clean, below = candidate
+    recall = "never" if below == 0 else "always" if below >= 10**9 else f"<{below} words"
+    return f"clean={'on' if clean else 'off'}, recall pass {recall}"
+
+
+def plain(page: Page) -> str:
+    return trafilatura.extract(page.html) or ""
+
+
+def ours(page: Page) -> str:
+    """`extract_article(html).text`, computed from the cached passes (same functions)."""
+    return chooser(PRODUCTION)(page) or art.visible_text(page.html)
+
+
+def print_aeb(pages: list[Page], folds: int, seed: int) -> None:
+    print(f"scrapinghub-aeb: {len(pages)} development pages")
+    print(f"{'extractor':44} {'precision':>9} {'recall':>7} {'F1':>6}")
+    for name, extract in (("trafilatura.extract (plain)", plain), ("ours (extract_article)", ours)):
+        p, r, f = score_aeb(pages, extract)
+        print(f"{name:44} {p:9.3f} {r:7.3f} {f:6.3f}")
+    results = cross_validate(pages, folds, seed)
+    for i, res in enumerate(results, 1):
+        print(
+            f"  fold {i}: chosen on the other folds: {_name(res.chosen)}; scored on this "
+            f"fold: P {res.precision:.3f} R {res.recall:.3f} F1 {res.f1:.3f}"
+        )
+    f1s = [res.f1 for res in results]
+    spread = statistics.pstdev(f1s) if len(f1s) > 1 else 0.0
+    print(
+        f"cross-validated F1 ({folds}-fold, pages the choice never saw): "
+        f"{statistics.mean(f1s):.3f} ± {spread:.3f}"
+    )
+    print(
+        f"chosen on all development pages: {_name(best(pages))}; "
+        f"in search/parsers/article.py: {_name(PRODUCTION)}"
+    )
+
+
+def print_segments(pages: list[Page]) -> None:
+    print(f"\ntrafilatura-eval: {len(pages)} pages (with/without segments; never tuned on)")
+    print(f"{'extractor':44} {'precision':>9} {'recall':>7} {'F1':>6}")
+    rows = [("trafilatura.extract (plain)", plain), ("ours (extract_article)", ours)]
+    rows += [(f"  {_name(c)}", chooser(c)) for c in ((False, 0), (True, 0), (True, 10**9))]
+    for name, extract in rows:
+        p, r, f = score_segments(pages, extract)
+        print(f"{name:44} {p:9.3f} {r:7.3f} {f:6.3f}")
+
+
+def print_timing(pages: list[Page]) -> None:
+    """Median time of `extract_article` on the page nearest TIME_PAGE_BYTES (5 runs)."""
+    page = min(pages, key=lambda p: abs(len(p.html.encode()) - TIME_PAGE_BYTES))
+    times = []
+    for _ in range(5):
+        started = time.perf_counter()
+        art.extract_article(page.html)
+        times.append((time.perf_counter() - started) * 1000)
+    size = len(page.html.encode()) / 1e6
+    print(
+        f"\nextraction time on a {size:.2f} MB page: median {statistics.median(times):.0f} ms "
+        f"(5 runs; plain trafilatura: {_plain_ms(page):.0f} ms)"
+    )
+
+
+def _plain_ms(page: Page) -> float:
+    times = []
+    for _ in range(5):
+        started = time.perf_counter()
+        trafilatura.extract(page.html)
+        times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="extract.py", description=__doc__.splitlines()[0])
+    default = SHARED if (SHARED / "scrapinghub-aeb").is_dir() else LOCAL
+    parser.add_argument("fixtures", nargs="?", type=Path, default=default)
+    parser.add_argument("--folds", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args(argv)
+    root: Path = args.fixtures
+    if (root / "articles").is_dir():  # the fixtures root was given
+        root = root / "articles"
+    if not (root / "scrapinghub-aeb" / "ground-truth.json").is_file():
+        print(f"no scrapinghub-aeb/ground-truth.json under {root}", file=sys.stderr)
         return 2
-    root = Path(argv[0])
-    extractors: dict[str, Extractor] = {"trafilatura.extract (plain)": plain, "ours": ours}
-    if "--sweep" in argv:
-        extractors.update(VARIANTS)
-    pages = load_aeb(root / "scrapinghub-aeb")
-    print(f"scrapinghub-aeb: {len(pages)} pages (ms over the 10 largest pages)")
-    print(f"{'extractor':30} {'precision':>9} {'recall':>7} {'F1':>6} {'med ms':>7} {'max ms':>7}")
-    for name, extractor in extractors.items():
-        r = score_aeb(pages, extractor)
-        print(f"{name:30} {r['precision']:9.3f} {r['recall']:7.3f} {r['f1']:6.3f} "
-              f"{r['median_ms']:7.0f} {r['max_ms']:7.0f}")
-    segments = root / "trafilatura-eval"
-    if (segments / "evaldata.json").exists():
-        print("\ntrafilatura-eval (with/without segments)")
-        print(f"{'extractor':30} {'precision':>9} {'recall':>7} {'F1':>6} {'acc':>6}")
-        for name, extractor in extractors.items():
-            r = score_segments(segments, extractor)
-            print(f"{name:30} {r['precision']:9.3f} {r['recall']:7.3f} {r['f1']:6.3f} "
-                  f"{r['accuracy']:6.3f}")
+    aeb = [page.passes() for page in load_aeb(root / "scrapinghub-aeb")]
+    print_aeb(aeb, args.folds, args.seed)
+    if (root / "trafilatura-eval" / "evaldata.json").is_file():
+        print_segments([page.passes() for page in load_segments(root / "trafilatura-eval")])
+    print_timing(aeb)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

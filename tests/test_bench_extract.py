@@ -1,0 +1,52 @@
+"""`make bench-extract` in miniature, on the committed subset (tests/fixtures/articles), so the
+benchmark cannot rot: it must print both rows, the cross-validated F1 and the timing."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_extraction_bench_prints_scores_cross_validation_and_timing() -> None:
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "extract.py"), str(ROOT / "tests" / "fixtures")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+        check=False,
+    )
+    out = proc.stdout
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "scrapinghub-aeb: 8 development pages" in out
+    rows = dict(
+        re.findall(
+            r"^(trafilatura\.extract \(plain\)|ours \(extract_article\))"
+            r"\s+[\d.]+\s+[\d.]+\s+([\d.]+)$",
+            out,
+            re.M,
+        )
+    )
+    assert float(rows["ours (extract_article)"]) >= float(rows["trafilatura.extract (plain)"])
+    folds = re.findall(r"^  fold \d: chosen on the other folds: .+ F1 ([\d.]+)$", out, re.M)
+    assert len(folds) == 3
+    match = re.search(r"^cross-validated F1 \(3-fold, .*\): ([\d.]+) ± ([\d.]+)$", out, re.M)
+    assert match and 0.9 <= float(match.group(1)) <= 1.0
+    assert re.search(r"^extraction time on a 0\.\d\d MB page: median \d+ ms", out, re.M)
+
+
+def test_a_missing_benchmark_folder_is_a_usage_error(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "extract.py"), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert "no scrapinghub-aeb/ground-truth.json" in proc.stderr
