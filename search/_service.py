@@ -33,7 +33,14 @@ from fastapi import Request as HttpRequest
 from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from browser_core import FailureKind, Hop, Settings, ToolExecutionResult, cdp_version
+from browser_core import (
+    FailureKind,
+    Hop,
+    Settings,
+    ToolExecutionResult,
+    cdp_version,
+    configure_logging,
+)
 from browser_core._egress import egress_status
 from browser_core._errors import CdpUnreachable
 from browser_core._logging import new_request_id
@@ -801,6 +808,9 @@ def prepare(settings: Settings, tool: BrowseTool | None = None) -> Prepared:
 def serve(settings: Settings, *, ready: Callable[[str], None] | None = None) -> int:
     """Run until SIGTERM/SIGINT; 0 after a clean drain. Raises `StartRefused`."""
     prepared = prepare(settings)
+    # the log scrubber also knows a generated token (SB_SERVICE_TOKEN is in the settings)
+    secrets_ = (*settings.secret_values(), prepared.token)
+    configure_logging(settings.log_level, settings.log_format, secrets=secrets_)
     if ready is not None:
         ready(prepared.url)
     prepared.run()

@@ -197,11 +197,14 @@ def test_playback_status_is_an_action_of_the_same_endpoint(svc: ServiceProc) -> 
 
 
 def test_status_reports_the_queue_the_screen_and_chrome(
-    svc: ServiceProc, chrome: ChromeProcess
+    svc: ServiceProc, chrome: ChromeProcess, http: LocalServer
 ) -> None:
+    url = http.route("/svc-status", Reply("<p>" + "on screen now. " * 40))
+    assert _browse(svc, query=url, action="read", broadcasting=True)[0] == 200
     status, _, body = _raw(svc, "GET", "/v1/status")
     data = json.loads(body)
     assert status == 200
+    assert data["screen"]["owned_tab_url"] == url
     assert data["queue"] == {"running": None, "running_s": None, "waiting": 0, "max_waiting": 32}
     assert data["chrome"]["endpoint"] == chrome.endpoint
     assert data["service"]["draining"] is False
