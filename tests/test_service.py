@@ -252,7 +252,8 @@ def _slow_page(http: LocalServer, name: str, seconds: float) -> str:
 
 def _call_in_thread(service: ServiceProc, url: str, out: dict[str, Any]) -> threading.Thread:
     def run() -> None:
-        out["status"], out["answer"] = _browse(service, query=url, action="read", broadcasting=True)
+        status, answer = _browse(service, query=url, action="read", broadcasting=True)
+        out["status"], out["answer"] = status, answer
 
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
@@ -264,47 +265,37 @@ def _running(service: ServiceProc) -> bool:
     return status == 200 and json.loads(body)["queue"]["running"] is not None
 
 
-def test_a_full_queue_answers_429_at_once_with_retry_after(
+def _waiting(service: ServiceProc) -> int:
+    return int(json.loads(_raw(service, "GET", "/v1/status")[2])["queue"]["waiting"])
+
+
+def test_a_full_queue_answers_429_at_once_and_sigterm_drains_the_line_and_exits_0(
     chrome: ChromeProcess, tmp_path: Path, http: LocalServer
 ) -> None:
     service = start_service(chrome, tmp_path / "state", SB_QUEUE_MAX="1")
     try:
-        first, second = {}, {}  # type: ignore[var-annotated]
-        a = _call_in_thread(service, _slow_page(http, "q-slow-a", 2.0), first)
+        running: dict[str, Any] = {}
+        waiting: dict[str, Any] = {}
+        a = _call_in_thread(service, _slow_page(http, "q-slow-a", 3.0), running)
         assert wait_until(lambda: _running(service))
-        b = _call_in_thread(service, _slow_page(http, "q-slow-b", 0.0), second)
-        assert wait_until(
-            lambda: json.loads(_raw(service, "GET", "/v1/status")[2])["queue"]["waiting"] == 1
-        )
+        b = _call_in_thread(service, _slow_page(http, "q-slow-b", 0.0), waiting)
+        assert wait_until(lambda: _waiting(service) == 1)
+        # the line is full: refused at once, not after the 3 s call ahead of it
         started = time.monotonic()
         status, headers, body = _raw(
             service, "POST", "/v1/browse", body=b'{"query": "x", "action": "search"}'
         )
-        refused_after = time.monotonic() - started
         assert status == 429 and int(headers["retry-after"]) >= 1
         assert json.loads(body)["failure_kind"] == "queue-full"
-        assert refused_after < 1.5  # at once, not after the 2 s call ahead of it
-        a.join(30), b.join(30)
-        assert first["status"] == 200 and second["status"] == 200
-    finally:
-        assert service.stop() == 0
-        close_owned_tab(chrome, tmp_path / "state")
-
-
-def test_sigterm_lets_the_running_call_finish_refuses_the_next_and_exits_0(
-    chrome: ChromeProcess, tmp_path: Path, http: LocalServer
-) -> None:
-    service = start_service(chrome, tmp_path / "state")
-    try:
-        running: dict[str, Any] = {}
-        thread = _call_in_thread(service, _slow_page(http, "term-slow", 2.5), running)
-        assert wait_until(lambda: _running(service))
+        assert time.monotonic() - started < 1.5
+        # SIGTERM: the running call finishes, the waiting one and any new one get 503
         service.proc.send_signal(signal.SIGTERM)
         assert wait_until(lambda: service.events("service.draining") != [])
         status, headers, _ = _raw(service, "POST", "/v1/browse", body=b'{"query": "next"}')
         assert status == 503 and headers["retry-after"]
-        thread.join(30)
+        a.join(30), b.join(30)
         assert running["status"] == 200 and running["answer"]["result"]["success"] is True
+        assert waiting["status"] == 503
         assert service.proc.wait(30) == 0
         assert cdp_version(chrome.endpoint)  # Chrome keeps running
     finally:
