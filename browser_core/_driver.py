@@ -2,9 +2,23 @@
 
 Failure modes it guards against: a frozen Chrome never reports a disconnect (every CDP call
 has an explicit deadline, and a timed-out connection is dropped so the next call reconnects);
-a restarted Chrome (transparent reconnect with bounded tries and backoff); two callers
-driving the one visible tab at once (a FIFO lock whose wait counts against the deadline);
-tabs piling up (one owned tab, popups it opens are closed, other tabs are never touched).
+a restarted Chrome (transparent reconnect with bounded tries and backoff); a Chrome that is
+down (its health is remembered: after a failed connect calls fail at once with
+`cdp-unreachable` while a background probe watches for its return); two callers driving the
+one visible tab at once (a FIFO lock in the process and a file lock across processes, whose
+waits count against the deadline); tabs piling up (one owned tab, popups it opens are closed,
+other tabs are never touched); a page left spinning (`while(true)`) holding up the next call
+(it is found unresponsive within a second, closed over HTTP and replaced by a blank tab).
+
+Health API (for the service's `/v1/status`, `/readyz` and `/metrics`): `driver.health` is a
+`ChromeHealth` snapshot, safe to read from any thread: `state` ("up" | "down" | "unknown"),
+`since` (Unix time of the last change), `last_error`, `reconnects` (successful connects after
+the first), `connect_failures`, `hung` (the last failure was a timeout), `connected`,
+`probing` (the background probe is running); `.as_dict()` gives them as JSON-ready fields.
+Ready means `state != "down"`.
+
+Playwright errors are classified by type (`classify_error`): its `TimeoutError`, an error
+named `TargetClosedError`; the few text markers that remain live in `ERROR_MARKERS`.
 """
 
 from __future__ import annotations
@@ -12,28 +26,32 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, NoReturn, TypeVar
 
 import structlog
 from playwright.async_api import Browser, BrowserContext, Page, Playwright, async_playwright
 from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
-from ._chrome import cdp_version, close_target
+from ._chrome import close_target
 from ._errors import (
     BlockedUrl,
     CdpUnreachable,
-    FailureKind,
     NavigationFailed,
     OperationTimeout,
     ProviderError,
 )
 from ._fetch_guard import install_fetch_guard
+from ._health import PROBE_TIMEOUT_S, ChromeHealth, HealthMonitor, ProbeResult, probe
 from ._policy import INTERNAL_REQUEST, check_url, is_allowed
 from ._settings import Settings
+from ._tablock import TabLock
 
 T = TypeVar("T")
 PageHook = Callable[[Page], Awaitable[None]]
@@ -48,6 +66,8 @@ _TEXT_SIZE_JS = (
 )
 _SETTLED_TEXT = 200  # characters: below this a page is probably still being rendered
 _SETTLE_POLL_S = 0.15
+# A tab whose page does not run `1` within this is wedged (a busy loop): it is replaced.
+_RESPONSIVE_S = 1.0
 _CDP_HINT = "start it with `stream-browser chrome` (or run Chrome with --remote-debugging-port)"
 
 
@@ -81,18 +101,42 @@ class NavOutcome:
         return not self.content_type or "html" in self.content_type or "xml" in self.content_type
 
 
+class ErrorClass(StrEnum):
+    """What a Playwright error means to the driver."""
+
+    TIMEOUT = "timeout"  # a Playwright wait ran out (its own `timeout=`)
+    CLOSED = "closed"  # the page, the connection or the renderer is gone
+    DOWNLOAD = "download"  # a navigation turned into a download
+    ABORTED = "aborted"  # a navigation was aborted (a 204, a download, Chrome going away)
+    OTHER = "other"
+
+
+# The only text markers left: Playwright gives these no type, name or code (Playwright 1.65,
+# measured on Chromium 156). One row each; tests/test_driver_errors.py has a test per row.
+ERROR_MARKERS: tuple[tuple[str, ErrorClass], ...] = (
+    ("Download is starting", ErrorClass.DOWNLOAD),  # Page.goto to an attachment
+    ("net::ERR_ABORTED", ErrorClass.ABORTED),  # Page.goto to a 204, or the load was cancelled
+    ("Target crashed", ErrorClass.CLOSED),  # the renderer crashed (a plain Error)
+    ("no object with guid", ErrorClass.CLOSED),  # a Playwright object of a closed page
+)
+
+
+def classify_error(exc: BaseException) -> ErrorClass:
+    """Classify a Playwright error: by type and name first, then by `ERROR_MARKERS`."""
+    if isinstance(exc, PlaywrightTimeoutError):
+        return ErrorClass.TIMEOUT
+    # The class is not exported; errors raised on the client side have no `.name`.
+    if "TargetClosedError" in (getattr(exc, "name", None), type(exc).__name__):
+        return ErrorClass.CLOSED
+    text = str(exc)
+    for marker, kind in ERROR_MARKERS:
+        if marker in text:
+            return kind
+    return ErrorClass.OTHER
+
+
 def _is_closed_error(exc: BaseException) -> bool:
-    text = f"{getattr(exc, 'name', '')} {exc}"
-    return any(
-        word in text
-        for word in (
-            "TargetClosed",
-            "has been closed",
-            "disconnected",
-            "Connection closed",
-            "Browser closed",
-        )
-    )
+    return classify_error(exc) is ErrorClass.CLOSED
 
 
 class Driver:
@@ -106,6 +150,8 @@ class Driver:
         self._page: Page | None = None
         self._target_id: str | None = self._load_target_id()
         self._lock = asyncio.Lock()
+        self._tab_lock = TabLock(self._state_path().with_suffix(".lock"))
+        self._health = HealthMonitor(lambda: self.settings.cdp_endpoint)
         self._closed = False
         self._downloads = 0
 
@@ -114,24 +160,26 @@ class Driver:
     async def run(
         self, op: str, fn: Callable[[Page], Awaitable[T]], *, timeout: float | None = None
     ) -> T:
-        """Run `fn(page)` on the owned tab when it is our turn, within the deadline."""
+        """Run `fn(page)` on the owned tab when it is our turn, within the deadline.
+
+        While Chrome is known to be down this fails at once with `CdpUnreachable`.
+        """
         deadline = Deadline(timeout if timeout is not None else self.settings.op_timeout_s)
         bound = log.bind(op=op)
         try:
-            await asyncio.wait_for(self._lock.acquire(), deadline.remaining())
-        except TimeoutError:
+            await self._refuse_if_down(op)
+            await self._take_turn(op, deadline)
+        except ProviderError as exc:
             bound.warning(
                 "driver.op_failed",
-                failure_kind=FailureKind.TIMEOUT,
-                waited=True,
+                failure_kind=exc.kind,
+                waited=isinstance(exc, OperationTimeout),
+                chrome=self._health.snapshot().state,
                 elapsed_ms=deadline.elapsed_ms(),
             )
-            raise OperationTimeout(
-                f"{op}: waited {deadline.seconds:.1f} s for the broadcast tab, which another "
-                "operation was using",
-                hint="retry, or raise SB_OP_TIMEOUT_S",
-            ) from None
+            raise
         try:
+            await self._refuse_if_down(op)
             result = await self._run_locked(op, fn, deadline)
         except ProviderError as exc:
             bound.warning(
@@ -142,9 +190,15 @@ class Driver:
             )
             raise
         finally:
+            self._tab_lock.release()
             self._lock.release()
         bound.info("driver.op", elapsed_ms=deadline.elapsed_ms())
         return result
+
+    @property
+    def health(self) -> ChromeHealth:
+        """What the driver knows about Chrome (see the module docstring); any thread."""
+        return self._health.snapshot(connected=self.connected)
 
     async def navigate(
         self,
@@ -217,7 +271,9 @@ class Driver:
     async def close(self) -> None:
         """Drop the connection (Chrome and its tabs stay up) and stop Playwright."""
         self._closed = True
+        self._health.close()
         await self._drop()
+        self._tab_lock.close()
         if self._pw is not None:
             pw, self._pw = self._pw, None
             with contextlib.suppress(TimeoutError, PlaywrightError):
@@ -225,12 +281,19 @@ class Driver:
 
     async def close_owned_tab(self) -> None:
         """Close the tab we opened (used by tests and `stream-browser chrome --stop`)."""
-        page, self._page = self._page, None
-        if page is not None and not page.is_closed():
-            with contextlib.suppress(TimeoutError, PlaywrightError):
-                await asyncio.wait_for(page.close(), 5)
-        self._target_id = None
-        self._save_target_id()
+        locked = await self._tab_lock.acquire(5.0)
+        try:
+            page, self._page = self._page, None
+            if page is not None and not page.is_closed():
+                with contextlib.suppress(TimeoutError, PlaywrightError):
+                    await asyncio.wait_for(page.close(), 5)
+            if self._load_target_id() in (self._target_id, None):  # not replaced elsewhere
+                self._target_id = None
+                self._save_target_id()
+            self._target_id = None
+        finally:
+            if locked:
+                self._tab_lock.release()
 
     @property
     def connected(self) -> bool:
@@ -242,6 +305,48 @@ class Driver:
         page = self._page
         return None if page is None or page.is_closed() else page.url
 
+    # -- whose turn it is, and whether Chrome is there ---------------------------------------
+
+    async def _refuse_if_down(self, op: str) -> None:
+        """Fail at once while Chrome is known to be down (no connect, no wait in line)."""
+        if not await self._health.still_down():
+            return
+        health = self._health.snapshot()
+        endpoint = self.settings.cdp_endpoint
+        raise CdpUnreachable(
+            f"{op}: Chrome at {endpoint} is down ({health.last_error}); it is used again as "
+            "soon as it answers",
+            hint=_CDP_HINT,
+            endpoint=endpoint,
+        )
+
+    async def _take_turn(self, op: str, deadline: Deadline) -> None:
+        """The FIFO lock of this process, then the file lock shared with other processes."""
+        try:
+            await asyncio.wait_for(self._lock.acquire(), deadline.remaining())
+        except TimeoutError:
+            raise _waited(op, deadline, "another operation") from None
+        try:
+            got = await self._tab_lock.acquire(deadline.remaining())
+        except BaseException:
+            self._lock.release()
+            raise
+        if not got:
+            self._lock.release()
+            raise _waited(op, deadline, "another process")
+        self._follow_owned_tab()
+
+    def _follow_owned_tab(self) -> None:
+        """Under the file lock: adopt the owned tab another process opened or replaced."""
+        stored = self._load_target_id()
+        if stored == self._target_id:
+            return
+        if stored is None:
+            self._save_target_id()  # the state file was lost: ours is still the owned tab
+            return
+        log.info("driver.tab_changed_elsewhere", target_id=stored, was=self._target_id)
+        self._target_id, self._page = stored, None
+
     # -- the locked part ------------------------------------------------------------------
 
     async def _run_locked(
@@ -251,20 +356,42 @@ class Driver:
             page = await asyncio.wait_for(self._owned_page(deadline), deadline.remaining())
             return await asyncio.wait_for(fn(page), deadline.remaining())
         except TimeoutError:
-            await self._recover_after_timeout()
+            if self.connected:  # else the time went in attaching: no tab to blame
+                await self._recover_after_timeout()
             raise OperationTimeout(
                 f"{op} did not finish within {deadline.seconds:.1f} s",
                 hint="the page or Chrome is not responding",
             ) from None
+        except CdpUnreachable:
+            if self._browser is not None and not self._browser.is_connected():
+                await self._lost(op, "the connection closed")
+            raise
         except PlaywrightError as exc:
-            if _is_closed_error(exc) or not self.connected:
-                await self._drop()
-                raise CdpUnreachable(
-                    f"{op}: lost the connection to Chrome at {self.settings.cdp_endpoint}",
-                    hint=_CDP_HINT,
-                    endpoint=self.settings.cdp_endpoint,
-                ) from exc
-            raise NavigationFailed(f"{op}: {_short(exc)}") from exc
+            self._raise_for(op, exc, await self._after_error(op, exc))
+
+    async def _after_error(self, op: str, exc: PlaywrightError) -> ErrorClass:
+        kind = classify_error(exc)
+        if kind is ErrorClass.CLOSED or not self.connected:
+            await self._lost(op, _short(exc))
+            return ErrorClass.CLOSED
+        return kind
+
+    def _raise_for(self, op: str, exc: PlaywrightError, kind: ErrorClass) -> NoReturn:
+        if kind is ErrorClass.CLOSED:
+            raise CdpUnreachable(
+                f"{op}: lost the connection to Chrome at {self.settings.cdp_endpoint}",
+                hint=_CDP_HINT,
+                endpoint=self.settings.cdp_endpoint,
+            ) from exc
+        if kind is ErrorClass.TIMEOUT:
+            raise OperationTimeout(f"{op}: {_short(exc)}", hint="the page is slow") from exc
+        raise NavigationFailed(f"{op}: {_short(exc)}") from exc
+
+    async def _lost(self, op: str, error: str) -> None:
+        """The connection broke mid-operation: drop it; the health probe says whether Chrome
+        is gone (refusing) or may be back at the next call."""
+        await self._drop()
+        await self._health.lost(f"{op}: {error}")
 
     async def _owned_page(self, deadline: Deadline) -> Page:
         if not self.connected:
@@ -272,45 +399,90 @@ class Driver:
         page = self._page
         if page is None or page.is_closed():
             page = await self._adopt_or_open()
+        if not await self._responsive(page):
+            await self._replace_wedged_tab()
+            page = await self._adopt_or_open()
         await page.bring_to_front()
         return page
 
+    async def _responsive(self, page: Page) -> bool:
+        """Does the page run a script at once? A busy loop (`while(true)`) never lets it."""
+        try:
+            await asyncio.wait_for(page.evaluate("1"), _RESPONSIVE_S)
+        except TimeoutError:
+            return False
+        except PlaywrightError as exc:
+            if _is_closed_error(exc):
+                raise
+        return True
+
+    async def _replace_wedged_tab(self) -> None:
+        """Our tab is stuck: close it over HTTP so the next step opens a blank one. When
+        Chrome's endpoint does not answer either, Chrome itself is frozen: say so."""
+        endpoint = self.settings.cdp_endpoint
+        result = await probe(endpoint, PROBE_TIMEOUT_S)
+        if not result.ok:
+            await self._chrome_unresponsive(result)
+            raise CdpUnreachable(
+                f"Chrome at {endpoint} does not answer ({result.error})",
+                hint="is it frozen or overloaded? restart it with `stream-browser chrome`",
+                endpoint=endpoint,
+            )
+        await self._close_wedged_tab()
+
     async def _connect(self, deadline: Deadline) -> None:
+        """Attach with bounded tries; a failure marks Chrome down (see `health`)."""
         if self._closed:
             raise CdpUnreachable("the driver was closed", endpoint=self.settings.cdp_endpoint)
         await self._drop()
-        if self._pw is None:
-            self._pw = await async_playwright().start()
         endpoint = self.settings.cdp_endpoint  # re-resolved on every connect
-        delay, last_exc = 0.2, None
+        delay, error, hung = 0.2, "", False
         for attempt in range(1, self.settings.connect_attempts + 1):
             budget = min(self.settings.connect_timeout_s, deadline.remaining())
             if budget <= 0.05:
                 break
             started = time.monotonic()
-            try:
-                browser = await asyncio.wait_for(
-                    self._pw.chromium.connect_over_cdp(endpoint, timeout=budget * 1000), budget
-                )
-            except (TimeoutError, PlaywrightError) as exc:
-                last_exc = exc
+            log.info("driver.connect_attempt", endpoint=endpoint, attempt=attempt)
+            browser, error, hung = await self._connect_once(endpoint, budget)
+            if browser is not None:
+                self._browser = browser
+                self._health.connected()
+                elapsed_ms = int((time.monotonic() - started) * 1000)
                 log.info(
-                    "driver.connect_failed", endpoint=endpoint, attempt=attempt, error=_short(exc)
+                    "driver.connected", endpoint=endpoint, attempt=attempt, elapsed_ms=elapsed_ms
                 )
-                await asyncio.sleep(min(delay, deadline.remaining()))
-                delay *= 2.5
-                continue
-            self._browser = browser
-            log.info(
-                "driver.connected",
-                endpoint=endpoint,
-                attempt=attempt,
-                elapsed_ms=int((time.monotonic() - started) * 1000),
-            )
-            return
+                return
+            log.info("driver.connect_failed", endpoint=endpoint, attempt=attempt, error=error)
+            if hung or attempt == self.settings.connect_attempts:
+                break  # hung: it takes connections but does not answer; retrying costs as much
+            await asyncio.sleep(min(delay, deadline.remaining()))
+            delay *= 2.5
+        if not error:  # the deadline was spent before any try: that says nothing about Chrome
+            raise OperationTimeout(f"no time left to attach to Chrome at {endpoint}")
+        self._health.connect_failed(error, hung=hung)
         raise CdpUnreachable(
-            f"Chrome is not reachable at {endpoint}", hint=_CDP_HINT, endpoint=endpoint
-        ) from last_exc
+            f"Chrome is not reachable at {endpoint} ({error})", hint=_CDP_HINT, endpoint=endpoint
+        )
+
+    async def _connect_once(self, endpoint: str, budget: float) -> tuple[Browser | None, str, bool]:
+        """Probe the HTTP endpoint (short timeout), then attach: (browser, error, hung).
+
+        Playwright's driver (0.5-0.8 s to start) is started only once Chrome answers.
+        """
+        result = await probe(endpoint, min(PROBE_TIMEOUT_S, budget))
+        if not result.ok:
+            return None, result.error or "no answer", result.hung
+        if self._pw is None:
+            self._pw = await async_playwright().start()
+        try:
+            browser = await asyncio.wait_for(
+                self._pw.chromium.connect_over_cdp(endpoint, timeout=budget * 1000), budget
+            )
+        except TimeoutError:
+            return None, f"attaching took longer than {budget:.1f} s", True
+        except PlaywrightError as exc:
+            return None, _short(exc), classify_error(exc) is ErrorClass.TIMEOUT
+        return browser, "", False
 
     async def _adopt_or_open(self) -> Page:
         assert self._browser is not None
@@ -372,13 +544,23 @@ class Driver:
         (works on a spinning renderer; reconnecting would hang attaching to it) and open a
         fresh one next time. Otherwise Chrome itself is frozen: forget the connection.
         """
-        endpoint = self.settings.cdp_endpoint
-        try:
-            await asyncio.wait_for(asyncio.to_thread(cdp_version, endpoint, 1.0), 1.5)
-        except (TimeoutError, CdpUnreachable):
-            log.warning("driver.chrome_unresponsive", endpoint=endpoint)
-            await self._drop()
+        result = await probe(self.settings.cdp_endpoint, PROBE_TIMEOUT_S)
+        if not result.ok:
+            await self._chrome_unresponsive(result)
             return
+        await self._close_wedged_tab()
+
+    async def _chrome_unresponsive(self, result: ProbeResult) -> None:
+        log.warning(
+            "driver.chrome_unresponsive", endpoint=self.settings.cdp_endpoint, error=result.error
+        )
+        await self._drop()
+        await self._health.lost("Chrome did not answer", result)
+
+    async def _close_wedged_tab(self) -> None:
+        """Close the owned tab over HTTP (works on a spinning renderer, where CDP commands and
+        reattaching hang); the next step opens a fresh blank one."""
+        endpoint = self.settings.cdp_endpoint
         target_id, self._page, self._target_id = self._target_id, None, None
         self._save_target_id()
         if target_id:
@@ -411,11 +593,13 @@ class Driver:
             request = request.redirected_from
 
     async def _navigation_error(self, page: Page, url: str, exc: PlaywrightError) -> NavOutcome:
-        text = str(exc)
-        if "Download is starting" in text or await self._download_fired(text):
+        kind = classify_error(exc)
+        if kind is ErrorClass.DOWNLOAD or (
+            kind is ErrorClass.ABORTED and await self._download_fired()
+        ):
             # Chrome aborts a navigation that turned into a download (which we cancel).
             return NavOutcome(url=url, status=None, content_type="", download=True)
-        if _is_closed_error(exc):
+        if kind is ErrorClass.CLOSED:
             raise exc
         if not self.connected:  # Chrome went away mid-navigation (net::ERR_ABORTED)
             raise CdpUnreachable(
@@ -424,16 +608,14 @@ class Driver:
                 hint=_CDP_HINT,
                 endpoint=self.settings.cdp_endpoint,
             ) from exc
-        if "Timeout" in text:
+        if kind is ErrorClass.TIMEOUT:
             raise OperationTimeout(
                 f"{url[:200]} did not load within {self.settings.nav_timeout_s:.0f} s"
             ) from exc
         raise NavigationFailed(f"could not open {url[:200]}: {_short(exc)}", url=url[:200]) from exc
 
-    async def _download_fired(self, text: str) -> bool:
+    async def _download_fired(self) -> bool:
         """An aborted navigation is a download only if a download event really came."""
-        if "net::ERR_ABORTED" not in text:
-            return False
         for _ in range(10):
             if self._downloads:
                 return True
@@ -464,9 +646,18 @@ class Driver:
         path = self._state_path()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps({"target_id": self._target_id}), encoding="utf-8")
+            partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+            partial.write_text(json.dumps({"target_id": self._target_id}), encoding="utf-8")
+            os.replace(partial, path)  # readers never see half a file
         except OSError:
             log.warning("driver.state_not_saved", path=str(path))
+
+
+def _waited(op: str, deadline: Deadline, holder: str) -> OperationTimeout:
+    return OperationTimeout(
+        f"{op}: waited {deadline.seconds:.1f} s for the broadcast tab, which {holder} was using",
+        hint="retry, or raise SB_OP_TIMEOUT_S",
+    )
 
 
 async def _target_id(context: BrowserContext, page: Page) -> str:

@@ -1,0 +1,130 @@
+"""How the driver reads Playwright errors: by type first, then the one table of text markers.
+
+Every row of `ERROR_MARKERS` has a test that makes the real error on a real Chromium and
+checks both that the marker is still in Playwright's message and how it is classified: when a
+Playwright upgrade changes a message, the row's test fails instead of the driver going wrong.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import TimeoutError as PlaywrightTimeoutError
+
+from browser_core import SyncDriver
+from browser_core._driver import ERROR_MARKERS, ErrorClass, classify_error
+from tests._server import LocalServer, Reply
+
+Trigger = Callable[[Any, LocalServer], Awaitable[None]]
+
+
+async def _download(page: Any, http: LocalServer) -> None:
+    url = http.route(
+        "/file.bin",
+        Reply(
+            b"\0" * 100,
+            content_type="application/octet-stream",
+            headers={"Content-Disposition": "attachment"},
+        ),
+    )
+    await page.goto(url)
+
+
+async def _no_content(page: Any, http: LocalServer) -> None:
+    await page.goto(http.route("/204", Reply("", status=204)))
+
+
+async def _crashed_renderer(page: Any, http: LocalServer) -> None:
+    with pytest.raises(PlaywrightError):
+        await page.goto("chrome://crash", timeout=5000)
+    await page.evaluate("1")
+
+
+async def _object_of_a_closed_page(page: Any, http: LocalServer) -> None:
+    await page.close()
+    await page.context.new_cdp_session(page)
+
+
+# One real trigger per row of ERROR_MARKERS (a row without one fails its test).
+TRIGGERS: dict[str, Trigger] = {
+    "Download is starting": _download,
+    "net::ERR_ABORTED": _no_content,
+    "Target crashed": _crashed_renderer,
+    "no object with guid": _object_of_a_closed_page,
+}
+
+
+def real_error(drv: SyncDriver, http: LocalServer, trigger: Trigger) -> BaseException:
+    """Run `trigger` on a scratch tab of the session's Chrome; the Playwright error it raised."""
+
+    async def op(owned: Any) -> BaseException:
+        page = await owned.context.new_page()
+        try:
+            await trigger(page, http)
+        except PlaywrightError as exc:
+            return exc
+        finally:
+            if not page.is_closed():
+                await page.close()
+        raise AssertionError("the trigger raised no Playwright error")
+
+    result = drv.run("trigger", op, timeout=20)
+    assert isinstance(result, BaseException)
+    return result
+
+
+@pytest.mark.parametrize(("marker", "kind"), ERROR_MARKERS, ids=[m for m, _ in ERROR_MARKERS])
+def test_each_text_marker_is_in_the_real_error_and_classified_by_its_row(
+    sync_driver: SyncDriver, http: LocalServer, marker: str, kind: ErrorClass
+) -> None:
+    exc = real_error(sync_driver, http, TRIGGERS[marker])
+    assert marker in str(exc)
+    assert classify_error(exc) is kind
+
+
+@pytest.mark.parametrize(("marker", "kind"), ERROR_MARKERS, ids=[m for m, _ in ERROR_MARKERS])
+def test_each_row_classifies_a_plain_error_carrying_its_marker(
+    marker: str, kind: ErrorClass
+) -> None:
+    assert classify_error(PlaywrightError(f"Page.goto: {marker} at http://x/")) is kind
+
+
+def test_a_playwright_timeout_is_a_timeout_by_type_whatever_its_text(
+    sync_driver: SyncDriver,
+) -> None:
+    async def op(page: Any) -> BaseException:
+        try:
+            await page.wait_for_selector("#never-there", timeout=50)
+        except PlaywrightError as exc:
+            return exc
+        raise AssertionError("no timeout")
+
+    exc = sync_driver.run("wait", op)
+    assert isinstance(exc, PlaywrightTimeoutError)
+    assert classify_error(exc) is ErrorClass.TIMEOUT
+    assert classify_error(PlaywrightTimeoutError("net::ERR_ABORTED")) is ErrorClass.TIMEOUT
+
+
+def test_a_closed_page_is_closed_by_the_error_name(sync_driver: SyncDriver) -> None:
+    async def op(owned: Any) -> BaseException:
+        page = await owned.context.new_page()
+        await page.close()
+        try:
+            await page.evaluate("1")
+        except PlaywrightError as exc:
+            return exc
+        raise AssertionError("no error from a closed page")
+
+    exc = sync_driver.run("closed", op)
+    assert exc.name == "TargetClosedError"  # type: ignore[attr-defined]
+    assert classify_error(exc) is ErrorClass.CLOSED
+
+
+def test_text_that_only_looks_like_a_timeout_or_a_close_is_other() -> None:
+    # The old text guesses ("Timeout", "has been closed", "disconnected") are gone.
+    for text in ("Timeout while reading", "the dialog has been closed", "user disconnected"):
+        assert classify_error(PlaywrightError(text)) is ErrorClass.OTHER
+    assert classify_error(ValueError("net::ERR_NAME_NOT_RESOLVED")) is ErrorClass.OTHER
