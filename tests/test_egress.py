@@ -563,3 +563,10 @@ def test_the_guard_process_exits_when_chrome_exits(tmp_path: Path) -> None:
     assert not pid_alive(chrome.egress_pid)
     log = (tmp_path / "p" / "egress-guard.log").read_text(encoding="utf-8")
     assert "egress.chrome_gone" in log
+
+
+def test_a_chrome_on_another_machine_is_unknown_never_guarded(tmp_path: Path) -> None:
+    settings = build_settings(cdp_url="http://10.0.0.7:9222", state_dir=str(tmp_path))
+    status = egress_status(settings)
+    assert (status.state, status.ok) == ("unknown", False)
+    assert "not on this machine" in status.detail
