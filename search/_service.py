@@ -34,6 +34,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from browser_core import (
+    CdpUnreachable,
     FailureKind,
     Hop,
     Settings,
@@ -42,8 +43,6 @@ from browser_core import (
     configure_logging,
 )
 from browser_core._egress import egress_status
-from browser_core._errors import CdpUnreachable
-from browser_core._logging import new_request_id
 from search._routing import Walk
 from search._tool import BrowseTool
 from search._types import ACTIONS, ToolContext
@@ -645,7 +644,7 @@ async def _browse(service: Service, body: BrowseBody, request: HttpRequest) -> A
     if body.action not in ACTIONS:
         message = f"action must be one of {', '.join(ACTIONS)}, not {body.action!r}"
         return JSONResponse({"error": message}, status_code=422)
-    request_id = new_request_id()
+    request_id = secrets.token_hex(6)
     started = time.monotonic()
     ctx = ToolContext(broadcasting=body.broadcasting, request_id=request_id)
     bound = log.bind(request_id=request_id, action=body.action)
