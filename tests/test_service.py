@@ -11,6 +11,7 @@ import http.client
 import json
 import os
 import signal
+import socket
 import stat
 import subprocess
 import sys
@@ -21,8 +22,9 @@ from typing import Any
 
 import pytest
 
-from browser_core import ChromeProcess, cdp_targets, cdp_version
+from browser_core import ChromeProcess, build_settings, cdp_targets, cdp_version
 from search import client
+from search._service import Access, StartRefused, allowed_hosts, bind, ensure_token
 from tests._server import LocalServer, Reply
 from tests._service_proc import (  # noqa: F401 (shared_service is a fixture)
     ROOT,
@@ -334,3 +336,46 @@ def test_the_client_finds_the_service_from_the_environment(
     answer = client.request("GET", "/v1/status")
     assert answer is not None and answer[0] == 200
     assert os.environ.get("SB_SERVICE_TOKEN") is None
+
+
+# -- start-up pieces, in process ----------------------------------------------------------------
+
+
+def test_the_token_is_made_once_private_and_reused(tmp_path: Path) -> None:
+    settings = build_settings(state_dir=str(tmp_path / "state"))
+    token, source = ensure_token(settings)
+    again, _ = ensure_token(settings)
+    assert token == again and len(token) >= 32 and source.endswith("service-token")
+    assert stat.S_IMODE((tmp_path / "state").stat().st_mode) == 0o700
+    assert stat.S_IMODE((tmp_path / "state" / "service-token").stat().st_mode) == 0o600
+
+
+def test_an_explicit_token_wins_and_no_file_is_written(tmp_path: Path) -> None:
+    settings = build_settings(state_dir=str(tmp_path), service_token="s" * 40)
+    assert ensure_token(settings) == ("s" * 40, "SB_SERVICE_TOKEN")
+    assert not (tmp_path / "service-token").exists()
+
+
+def test_a_busy_port_is_refused_with_what_to_do(tmp_path: Path) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        settings = build_settings(state_dir=str(tmp_path), service_port=busy.getsockname()[1])
+        with pytest.raises(StartRefused, match="SB_SERVICE_PORT"):
+            bind(settings)
+
+
+@pytest.mark.parametrize(
+    ("host", "port", "accepted", "refused"),
+    [
+        ("127.0.0.1", 8765, ["127.0.0.1:8765", "localhost:8765", "LOCALHOST"], ["evil:8765"]),
+        ("::1", 9000, ["[::1]:9000", "localhost:9000"], ["[::2]:9000", "127.0.0.1.evil:9000"]),
+    ],
+)
+def test_the_host_check_accepts_only_names_of_the_bound_address(
+    host: str, port: int, accepted: list[str], refused: list[str]
+) -> None:
+    access = Access("t", allowed_hosts(host, port))
+    assert all(access.host_ok(name) for name in accepted)
+    assert not any(access.host_ok(name) for name in refused)
+    assert allowed_hosts("0.0.0.0", port) is None  # a wildcard bind: the token decides
