@@ -176,6 +176,7 @@ class Driver:
                 waited=isinstance(exc, OperationTimeout),
                 chrome=self._health.snapshot().state,
                 elapsed_ms=deadline.elapsed_ms(),
+                error=str(exc)[:300],
             )
             raise
         try:
