@@ -48,6 +48,7 @@ from ._errors import (
     ProviderError,
 )
 from ._fetch_guard import install_fetch_guard
+from ._memory import driver_node_options
 from ._health import PROBE_TIMEOUT_S, ChromeHealth, HealthMonitor, ProbeResult, probe
 from ._policy import INTERNAL_REQUEST, check_url, is_allowed
 from ._settings import Settings
@@ -474,7 +475,8 @@ class Driver:
         if not result.ok:
             return None, result.error or "no answer", result.hung
         if self._pw is None:
-            self._pw = await async_playwright().start()
+            with driver_node_options():  # a small V8 young generation: flat driver memory
+                self._pw = await async_playwright().start()
         try:
             browser = await asyncio.wait_for(
                 self._pw.chromium.connect_over_cdp(endpoint, timeout=budget * 1000), budget

@@ -26,6 +26,7 @@ from browser_core import (
     ToolExecutionResult,
     envelope_result,
 )
+from browser_core._memory import trim_heap
 from search._language import google_locale
 from search._types import Request
 from search.parsers._models import SerpPage
@@ -94,7 +95,9 @@ async def _body_html(page: Any, response: Any) -> str:
 
 
 async def _parse(page: Any, html: str) -> SerpPage:
-    return await asyncio.to_thread(parse_serp, html, page.url)
+    serp = await asyncio.to_thread(parse_serp, html, page.url)
+    trim_heap()  # the page body and its parse tree are gone: give their pages back
+    return serp
 
 
 async def _load_serp(driver: Driver, page: Any, url: str, settings: Settings) -> SerpPage:

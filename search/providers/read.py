@@ -23,6 +23,7 @@ from browser_core import (
     envelope_result,
     is_allowed,
 )
+from browser_core._memory import trim_heap
 from search._types import Request
 
 BODY_ENOUGH_WORDS = 80  # fewer words in the raw HTML: the page is probably rendered by script
@@ -79,6 +80,7 @@ async def read_in_page(
         text = article.text.strip() or (await page.inner_text("body", timeout=3000)).strip()
     base["final_url"] = await _followed(page, nav.url, settings)
     assert article is not None
+    trim_heap()  # the page body and its parse tree are gone: give their pages back
     budget = settings.read_max_chars
     return PageRead(
         **base,
