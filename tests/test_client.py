@@ -173,7 +173,7 @@ def test_the_service_killed_mid_call_gives_none_within_the_timeout(
         os.kill(service.proc.pid, signal.SIGKILL)
         thread.join(40)
         service.proc.wait(10)
-    finally:  # its tab is still loading the slow page: a pending navigation stalls attaching
+    finally:  # its tab still waits for the slow page: close it, leave Chrome as we found it
         close_owned_tab(chrome, tmp_path / "state")
     assert "done" in out and out["result"] is None
     # noticed when the connection dropped, not when the page (20 s) or the timeout (40 s) ended
