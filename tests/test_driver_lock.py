@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from browser_core import ChromeProcess, SyncDriver, cdp_targets
+from browser_core import ChromeProcess, OperationTimeout, SyncDriver, cdp_targets
 from tests._server import LocalServer, Reply
 from tests.conftest import make_settings
 
@@ -109,9 +109,8 @@ def test_a_driver_waiting_for_another_process_gets_a_clear_timeout(
     chrome: ChromeProcess, tmp_path: Path
 ) -> None:
     settings = make_settings(chrome, tmp_path)
-    lock_path = Path(settings.state_dir) / (
-        "owned-tab-" + "".join(c if c.isalnum() else "_" for c in settings.cdp_endpoint) + ".lock"
-    )
+    drv = SyncDriver(settings)
+    lock_path = drv.driver._tab_lock.path  # one lock file per CDP endpoint, in the state dir
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     holder = subprocess.Popen(  # another process holding the lock, as a CLI mid-call would
         [
@@ -124,15 +123,10 @@ def test_a_driver_waiting_for_another_process_gets_a_clear_timeout(
         stdout=subprocess.PIPE,
         text=True,
     )
-    drv = SyncDriver(settings)
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
-        try:
-            drv.run("read", lambda page: page.title(), timeout=0.5)
-        except TimeoutError as exc:
-            assert "another process" in str(exc)
-        else:
-            raise AssertionError("the driver did not wait for the other process")
+        with pytest.raises(OperationTimeout, match="another process"):
+            drv.run("read", title, timeout=0.5)
         holder.kill()
         holder.wait(10)
         with open(lock_path, "a") as probe:  # the kernel released it with the process
