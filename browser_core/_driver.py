@@ -48,8 +48,8 @@ from ._errors import (
     ProviderError,
 )
 from ._fetch_guard import install_fetch_guard
-from ._memory import driver_node_options
 from ._health import PROBE_TIMEOUT_S, ChromeHealth, HealthMonitor, ProbeResult, probe
+from ._memory import driver_node_options
 from ._policy import INTERNAL_REQUEST, check_url, is_allowed
 from ._settings import Settings
 from ._tablock import TabLock
