@@ -69,6 +69,10 @@ _SETTLED_TEXT = 200  # characters: below this a page is probably still being ren
 _SETTLE_POLL_S = 0.15
 # A tab whose page does not run `1` within this is wedged (a busy loop): it is replaced.
 _RESPONSIVE_S = 1.0
+# Playwright keeps every request, response and route of a connection alive (up to 10,000 of
+# each, on both sides): reattach every this many operations so memory stays flat over days
+# (one reattach costs about 0.1 s; see docs/performance.md, "Soak").
+RECYCLE_OPS = 200
 _CDP_HINT = "start it with `stream-browser chrome` (or run Chrome with --remote-debugging-port)"
 
 
@@ -147,6 +151,7 @@ class Driver:
         self.settings = settings
         self.page_hooks: list[PageHook] = list(page_hooks)
         self._pw: Playwright | None = None
+        self._ops_done = 0
         self._browser: Browser | None = None
         self._page: Page | None = None
         self._target_id: str | None = self._load_target_id()
@@ -356,7 +361,9 @@ class Driver:
     ) -> T:
         try:
             page = await asyncio.wait_for(self._owned_page(deadline), deadline.remaining())
-            return await asyncio.wait_for(fn(page), deadline.remaining())
+            result = await asyncio.wait_for(fn(page), deadline.remaining())
+            await self._recycle_now_and_then()
+            return result
         except TimeoutError:
             if self.connected:  # else the time went in attaching: no tab to blame
                 await self._recover_after_timeout()
@@ -370,6 +377,13 @@ class Driver:
             raise
         except PlaywrightError as exc:
             self._raise_for(op, exc, await self._after_error(op, exc))
+
+    async def _recycle_now_and_then(self) -> None:
+        """Drop the connection every RECYCLE_OPS operations; the next one reattaches."""
+        self._ops_done += 1
+        if self._ops_done % RECYCLE_OPS == 0:
+            log.info("driver.connection_recycled", ops=self._ops_done)
+            await self._drop()
 
     async def _after_error(self, op: str, exc: PlaywrightError) -> ErrorClass:
         kind = classify_error(exc)

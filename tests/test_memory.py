@@ -1,13 +1,16 @@
-"""browser_core._memory: the driver's V8 flags are added only while it starts, never over
-the host's own, and heap trimming is safe to call anywhere."""
+"""Flat memory: the driver's V8 flags are added only while it starts, never over the host's
+own; heap trimming is safe to call anywhere; the driver reattaches now and then."""
 
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import pytest
 
+from browser_core import SyncDriver, _driver
 from browser_core._memory import DRIVER_NODE_FLAGS, driver_node_options, trim_heap
+from tests._server import LocalServer, Reply
 
 
 def test_the_driver_flags_are_set_while_it_starts_and_removed_after(
@@ -36,3 +39,25 @@ def test_trim_heap_returns_freed_memory_without_failing() -> None:
     del blocks
     trim_heap()
     trim_heap()
+
+
+def test_the_driver_reattaches_every_recycle_ops_and_keeps_its_tab(
+    sync_driver: SyncDriver, http: LocalServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Dropping the connection frees what Playwright keeps per request; the owned tab (and
+    whatever it shows) stays, and the next operation reattaches to it."""
+    monkeypatch.setattr(_driver, "RECYCLE_OPS", 3)
+    url = http.route("/recycle", Reply("<html><body><p>still here</p></body></html>"))
+
+    async def visit(page: Any) -> str:
+        await page.goto(url)
+        return str(await page.inner_text("p"))
+
+    drv = sync_driver.driver
+    assert [sync_driver.run("visit", visit) for _ in range(2)] == ["still here"] * 2
+    tab = drv._target_id
+    assert drv.connected
+    sync_driver.run("visit", visit)  # the third operation recycles the connection after it
+    assert not drv.connected
+    assert sync_driver.run("visit", visit) == "still here"
+    assert drv.connected and drv._target_id == tab
