@@ -55,9 +55,11 @@ class Snapshot:
 
     tabs: int
     python_rss_mb: float
-    driver_rss_mb: float
+    driver_rss_mb: float  # our other processes: the Playwright driver and the egress guard
     chrome_rss_mb: float
     chrome_pss_mb: float
+    node_rss_mb: float = 0.0  # of which the Playwright driver (Node)
+    pw_objects: int = 0  # Playwright objects alive in Python (the driver mirrors each one)
 
 
 @dataclass
@@ -81,8 +83,13 @@ class SoakReport:
     @property
     def our_growth_mb(self) -> float:
         """Growth of this process plus its Playwright driver (not Chrome)."""
-        return round(self.after.python_rss_mb + self.after.driver_rss_mb
-                     - self.before.python_rss_mb - self.before.driver_rss_mb, 1)
+        return round(
+            self.after.python_rss_mb
+            + self.after.driver_rss_mb
+            - self.before.python_rss_mb
+            - self.before.driver_rss_mb,
+            1,
+        )
 
     @property
     def plateau_growth_mb(self) -> float | None:
@@ -148,8 +155,9 @@ class Runner:
         walk = self.tool.run_sync(op.arg, action=action, url=url, ctx=self.live)
         result = walk.result
         if result is None or not result.success or result.provider != provider:
-            chain = ", ".join(f"{h.provider}:{h.failure_kind}:{(h.detail or '')[:120]}"
-                              for h in walk.chain)
+            chain = ", ".join(
+                f"{h.provider}:{h.failure_kind}:{(h.detail or '')[:120]}" for h in walk.chain
+            )
             raise RuntimeError(f"no {provider} answer: {chain}")
         return result
 
@@ -162,8 +170,10 @@ class Runner:
         result = self._routed(op, "read", "read")
         data = result.data
         if data.get("outcome") != "ok":
-            raise RuntimeError(f"read outcome {data.get('outcome')} (HTTP {data.get('status')}, "
-                               f"final URL {str(data.get('final_url'))[:120]})")
+            raise RuntimeError(
+                f"read outcome {data.get('outcome')} (HTTP {data.get('status')}, "
+                f"final URL {str(data.get('final_url'))[:120]})"
+            )
 
     def play(self, op: Op) -> None:
         result = self._routed(op, "play", "youtube")
@@ -188,7 +198,15 @@ class Runner:
             self.tool.close()
 
 
-def snapshot(stage: Stage) -> Snapshot:
+def live_playwright_objects(runner: Runner | None) -> int:
+    """How many Playwright objects (requests, responses, routes, ...) the connection holds:
+    Playwright keeps each until its driver disposes of it, 10,000 per type at most."""
+    pw = getattr(runner.tool.driver, "_pw", None) if runner is not None else None
+    connection = getattr(getattr(pw, "_impl_obj", None), "_connection", None)
+    return len(getattr(connection, "_objects", {}) or {})
+
+
+def snapshot(stage: Stage, runner: Runner | None = None) -> Snapshot:
     """Tabs (CDP page targets) and memory: ours (this process and its children other than
     Chrome, i.e. the Playwright driver) and Chrome's whole process tree."""
     gc.collect()
@@ -198,24 +216,46 @@ def snapshot(stage: Stage) -> Snapshot:
     driver = [pid for pid in proc_tree(os.getpid()) if pid not in chrome and pid != os.getpid()]
     python_rss, _ = tree_memory_mb([os.getpid()])
     driver_rss, _ = tree_memory_mb(driver)
+    node_rss, _ = tree_memory_mb([pid for pid in driver if _is_node_driver(pid)])
     chrome_rss, chrome_pss = tree_memory_mb(sorted(chrome))
-    return Snapshot(tabs, round(python_rss, 1), round(driver_rss, 1), round(chrome_rss, 1),
-                    round(chrome_pss, 1))
+    return Snapshot(
+        tabs,
+        round(python_rss, 1),
+        round(driver_rss, 1),
+        round(chrome_rss, 1),
+        round(chrome_pss, 1),
+        round(node_rss, 1),
+        live_playwright_objects(runner),
+    )
+
+
+def _is_node_driver(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return b"run-driver" in fh.read()
+    except OSError:
+        return False
 
 
 def _ours(snap: Snapshot) -> float:
     return snap.python_rss_mb + snap.driver_rss_mb
 
 
-def _curve_point(stage: Stage, report: SoakReport, done: int, progress: bool) -> None:
-    snap = snapshot(stage)
+def _curve_point(
+    stage: Stage, runner: Runner, report: SoakReport, done: int, progress: bool
+) -> None:
+    snap = snapshot(stage, runner)
     report.curve.append((done, snap))
     if progress:
         growth = _ours(snap) - _ours(report.before)
-        print(f"  {done:>5} ops: python {snap.python_rss_mb:6.1f} MB, driver "
-              f"{snap.driver_rss_mb:6.1f} MB, ours {growth:+6.1f} MB, chrome PSS "
-              f"{snap.chrome_pss_mb:6.1f} MB, {len(report.failures)} failures",
-              file=sys.stderr, flush=True)
+        print(
+            f"  {done:>5} ops: python {snap.python_rss_mb:6.1f} MB, driver+guard "
+            f"{snap.driver_rss_mb:6.1f} MB (node {snap.node_rss_mb:.1f}), ours "
+            f"{growth:+6.1f} MB, {snap.pw_objects} playwright objects, chrome PSS "
+            f"{snap.chrome_pss_mb:6.1f} MB, {len(report.failures)} failures",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def execute(runner: Runner, ops: list[Op], report: SoakReport, progress: bool) -> None:
@@ -224,17 +264,41 @@ def execute(runner: Runner, ops: list[Op], report: SoakReport, progress: bool) -
         try:
             runner.run(op)
         except Exception as exc:  # every failure is recorded; none stops the soak
-            report.failures.append(f"#{op.index} {op.kind} {op.arg[:80]!r}: "
-                                   f"{type(exc).__name__}: {str(exc)[:400]}")
+            report.failures.append(
+                f"#{op.index} {op.kind} {op.arg[:80]!r}: {type(exc).__name__}: {str(exc)[:400]}"
+            )
         report.timings_ms.setdefault(op.kind, []).append((time.perf_counter() - started) * 1000)
         report.counts[op.kind] = report.counts.get(op.kind, 0) + 1
         if (op.index + 1) % CURVE_EVERY == 0:
-            _curve_point(runner.stage, report, op.index + 1, progress)
+            _curve_point(runner.stage, runner, report, op.index + 1, progress)
 
 
-def run_soak(ops: int = 500, *, seed: int = 11, fixtures: list[Path] | None = None,
-             heavy: Path | None = None, headful: bool = False, progress: bool = False,
-             **settings: Any) -> SoakReport:
+def _warm(runner: Runner, op: Op, tries: int = 3) -> None:
+    """A warm-up operation, tried again when a loaded machine makes the first one slow."""
+    for attempt in range(1, tries + 1):
+        try:
+            runner.run(op)
+            return
+        except RuntimeError as exc:
+            if attempt == tries:
+                raise
+            print(
+                f"  warm-up {op.kind} failed ({str(exc)[:160]}); trying again",
+                file=sys.stderr,
+                flush=True,
+            )
+
+
+def run_soak(
+    ops: int = 500,
+    *,
+    seed: int = 11,
+    fixtures: list[Path] | None = None,
+    heavy: Path | None = None,
+    headful: bool = False,
+    progress: bool = False,
+    **settings: Any,
+) -> SoakReport:
     """Start a stage, warm the tool up, run `ops` operations, measure before and after."""
     sets = default_sets(fixtures)
     stage = open_stage(headful=headful, **settings)
@@ -242,18 +306,21 @@ def run_soak(ops: int = 500, *, seed: int = 11, fixtures: list[Path] | None = No
         urls = serve_site(stage, sets, heavy)
         runner = Runner(stage)
         try:
-            warm = [Op(-4, "search", "warm up"), Op(-3, "read", urls[0]),
-                    Op(-2, "play", f"https://www.youtube.com/watch?v={VIDEO_IDS[0]}"),
-                    Op(-1, "stop", "")]
+            warm = [
+                Op(-4, "search", "warm up"),
+                Op(-3, "read", urls[0]),
+                Op(-2, "play", f"https://www.youtube.com/watch?v={VIDEO_IDS[0]}"),
+                Op(-1, "stop", ""),
+            ]
             for op in warm:
-                runner.run(op)
-            before = snapshot(stage)
+                _warm(runner, op)
+            before = snapshot(stage, runner)
             report = SoakReport(ops, before, before)
             started = time.monotonic()
             execute(runner, plan(ops, urls, seed), report, progress)
             runner.run(Op(ops, "stop", ""))
             report.elapsed_s = round(time.monotonic() - started, 1)
-            report.after = snapshot(stage)
+            report.after = snapshot(stage, runner)
         finally:
             runner.close()
     finally:
@@ -278,22 +345,30 @@ def print_report(report: SoakReport) -> None:
         med = statistics.median(times) if times else math.nan
         print(f"{kind:<8} {len(times):>4} {med:>10.0f} {p95(times):>9.0f}")
     print(f"\n{'':<26} {'before':>9} {'after':>9} {'growth':>9}")
-    rows = (("tabs", b.tabs, a.tabs), ("ours: python RSS MB", b.python_rss_mb, a.python_rss_mb),
-            ("ours: pw driver RSS MB", b.driver_rss_mb, a.driver_rss_mb),
-            ("chrome RSS MB (sum)", b.chrome_rss_mb, a.chrome_rss_mb),
-            ("chrome PSS MB (sum)", b.chrome_pss_mb, a.chrome_pss_mb))
+    rows = (
+        ("tabs", b.tabs, a.tabs),
+        ("ours: python RSS MB", b.python_rss_mb, a.python_rss_mb),
+        ("ours: driver+guard RSS MB", b.driver_rss_mb, a.driver_rss_mb),
+        ("  of which pw node RSS MB", b.node_rss_mb, a.node_rss_mb),
+        ("chrome RSS MB (sum)", b.chrome_rss_mb, a.chrome_rss_mb),
+        ("chrome PSS MB (sum)", b.chrome_pss_mb, a.chrome_pss_mb),
+    )
     for name, first, last in rows:
         print(f"{name:<26} {first:>9} {last:>9} {last - first:>+9.1f}")
     print_curve(report)
     growth = report.our_growth_mb
     verdict = "met" if growth < MEMORY_TARGET_MB else "NOT met"
-    print(f"\nfailures: {len(report.failures)}; leaked tabs: {report.leaked_tabs}; our memory "
-          f"growth {growth:+.1f} MB (target < {MEMORY_TARGET_MB:.0f} MB: {verdict})")
+    print(
+        f"\nfailures: {len(report.failures)}; leaked tabs: {report.leaked_tabs}; our memory "
+        f"growth {growth:+.1f} MB (target < {MEMORY_TARGET_MB:.0f} MB: {verdict})"
+    )
     plateau = report.plateau_growth_mb
     if plateau is not None:
         verdict = "met" if plateau < PLATEAU_TARGET_MB else "NOT met"
-        print(f"growth from operation {PLATEAU_FROM} to {report.ops}: {plateau:+.1f} MB "
-              f"(target < {PLATEAU_TARGET_MB:.0f} MB: {verdict})")
+        print(
+            f"growth from operation {PLATEAU_FROM} to {report.ops}: {plateau:+.1f} MB "
+            f"(target < {PLATEAU_TARGET_MB:.0f} MB: {verdict})"
+        )
     for line in report.failures:
         print(f"  {line}")
 
@@ -302,12 +377,20 @@ def print_curve(report: SoakReport) -> None:
     """Our memory every CURVE_EVERY operations: flat is the goal."""
     if not report.curve:
         return
-    print(f"\n{'ops':>6} {'python MB':>10} {'driver MB':>10} {'ours +MB':>9} {'chrome PSS':>11}")
+    print(
+        f"\n{'ops':>6} {'python MB':>10} {'pw node MB':>11} {'guard MB':>9} {'ours +MB':>9} "
+        f"{'chrome PSS':>11} {'pw objects':>11}"
+    )
     points = [(0, report.before), *report.curve]
+    if points[-1][0] != report.ops:
+        points.append((report.ops, report.after))
     for done, snap in points:
         growth = _ours(snap) - _ours(report.before)
-        print(f"{done:>6} {snap.python_rss_mb:>10.1f} {snap.driver_rss_mb:>10.1f} "
-              f"{growth:>+9.1f} {snap.chrome_pss_mb:>11.1f}")
+        guard = snap.driver_rss_mb - snap.node_rss_mb
+        print(
+            f"{done:>6} {snap.python_rss_mb:>10.1f} {snap.node_rss_mb:>11.1f} {guard:>9.1f} "
+            f"{growth:>+9.1f} {snap.chrome_pss_mb:>11.1f} {snap.pw_objects:>11}"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -321,8 +404,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--log-level", default="error", help="the tool's log level (error)")
     args = parser.parse_args(argv)
     configure_logging(args.log_level, "console")
-    report = run_soak(args.ops, seed=args.seed, fixtures=args.fixtures, heavy=args.heavy,
-                      headful=args.headful, progress=True)
+    report = run_soak(
+        args.ops,
+        seed=args.seed,
+        fixtures=args.fixtures,
+        heavy=args.heavy,
+        headful=args.headful,
+        progress=True,
+    )
     print_report(report)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
