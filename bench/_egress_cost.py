@@ -9,7 +9,7 @@ import time
 from typing import Any
 
 from browser_core import launch_chrome, stop_pid
-from browser_core._chrome import free_port
+from browser_core.testing import free_port
 
 
 def _timed(page: Any, url: str) -> float:
@@ -23,9 +23,13 @@ def egress_cost(floor: Any, bench: Any, rounds: int, warmup: int = 2) -> list[st
     """Lines for the report. `floor` is the bench's bare-Playwright row (its tab is behind the
     guard); the comparison tab lives in a Chromium started without the guard."""
     stage = bench.stage
-    chrome = launch_chrome(port=free_port(), user_data_dir=str(stage.tmp / "profile-unguarded"),
-                           headless=stage.chrome.headless, egress=False,
-                           extra_args=stage.server.chrome_args())
+    chrome = launch_chrome(
+        port=free_port(),
+        user_data_dir=str(stage.tmp / "profile-unguarded"),
+        headless=stage.chrome.headless,
+        egress=False,
+        extra_args=stage.server.chrome_args(),
+    )
     browser = None
     lines = []
     try:
@@ -41,9 +45,11 @@ def egress_cost(floor: Any, bench: Any, rounds: int, warmup: int = 2) -> list[st
                     if i >= warmup:
                         series.append(ms)
             guarded, unguarded = statistics.median(guarded_ms), statistics.median(bare_ms)
-            lines.append(f"  {work.name:<6} behind the guard {guarded:7.0f} ms, without "
-                         f"{unguarded:7.0f} ms (medians of {rounds}); ratio "
-                         f"{guarded / unguarded:.2f}")
+            lines.append(
+                f"  {work.name:<6} behind the guard {guarded:7.0f} ms, without "
+                f"{unguarded:7.0f} ms (medians of {rounds}); ratio "
+                f"{guarded / unguarded:.2f}"
+            )
     finally:
         if browser is not None:
             with contextlib.suppress(Exception):

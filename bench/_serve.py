@@ -74,10 +74,27 @@ def make_cert(folder: Path) -> tuple[Path, Path]:
     cert, key = folder / "cert.pem", folder / "key.pem"
     names = ",".join(f"DNS:{host}" for host in MAPPED_HOSTS) + ",IP:127.0.0.1"
     subprocess.run(
-        [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
-         "-keyout", str(key), "-out", str(cert), "-subj", "/CN=www.google.com",
-         "-addext", f"subjectAltName={names}"],
-        check=True, capture_output=True, timeout=60,
+        [
+            openssl,
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "2",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+            "-subj",
+            "/CN=www.google.com",
+            "-addext",
+            f"subjectAltName={names}",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
     )
     return cert, key
 
@@ -106,8 +123,9 @@ class BenchServer:
         self._httpd.socket = context.wrap_socket(self._httpd.socket, server_side=True)
         self.port = int(self._httpd.server_address[1])
         self.origin = f"https://127.0.0.1:{self.port}"
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True,
-                                        kwargs={"poll_interval": 0.05})
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, daemon=True, kwargs={"poll_interval": 0.05}
+        )
         self._thread.start()
 
     def add(self, prefix: str, handler: Handler) -> str:
@@ -207,28 +225,51 @@ class BenchServer:
 
 
 def _video_renderer(video_id: str, n: int) -> dict[str, Any]:
-    return {"videoRenderer": {
-        "videoId": video_id, "title": {"runs": [{"text": f"Test Pattern Tone {n}"}]},
-        "ownerText": {"runs": [{"text": "Local Test Channel"}]},
-        "lengthText": {"simpleText": "0:30"}}}
+    return {
+        "videoRenderer": {
+            "videoId": video_id,
+            "title": {"runs": [{"text": f"Test Pattern Tone {n}"}]},
+            "ownerText": {"runs": [{"text": "Local Test Channel"}]},
+            "lengthText": {"simpleText": "0:30"},
+        }
+    }
 
 
 def youtube_results_page(video_ids: tuple[str, ...] = VIDEO_IDS) -> bytes:
     """A results page shaped like YouTube's: `ytInitialData` with `videoRenderer` items."""
     items = [_video_renderer(vid, n) for n, vid in enumerate(video_ids, 1)]
-    data = {"contents": {"twoColumnSearchResultsRenderer": {"primaryContents": {
-        "sectionListRenderer": {"contents": [{"itemSectionRenderer": {"contents": items}}]}}}}}
-    return (f"<!DOCTYPE html><html><head><title>results - YouTube</title></head><body>"
-            f"<script>var ytInitialData = {json.dumps(data)};</script></body></html>").encode()
+    data = {
+        "contents": {
+            "twoColumnSearchResultsRenderer": {
+                "primaryContents": {
+                    "sectionListRenderer": {
+                        "contents": [{"itemSectionRenderer": {"contents": items}}]
+                    }
+                }
+            }
+        }
+    }
+    return (
+        f"<!DOCTYPE html><html><head><title>results - YouTube</title></head><body>"
+        f"<script>var ytInitialData = {json.dumps(data)};</script></body></html>"
+    ).encode()
 
 
 def watch_page(path: str) -> Served:
     """The watch page for `/watch?v=ID`, playing the local test video."""
     video_id = (parse_qs(urlsplit(path).query).get("v") or ["unknownVid0"])[0][:11]
     title = f"Test Pattern Tone {video_id}"
-    player = json.dumps({"videoDetails": {"videoId": video_id, "title": title,
-                                          "lengthSeconds": "30", "author": "Local Test Channel",
-                                          "isLiveContent": False}})
+    player = json.dumps(
+        {
+            "videoDetails": {
+                "videoId": video_id,
+                "title": title,
+                "lengthSeconds": "30",
+                "author": "Local Test Channel",
+                "isLiveContent": False,
+            }
+        }
+    )
     return Served(_WATCH.format(title=title, player=player).encode())
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from bench._serve import MAPPED_HOSTS, BenchServer
 from browser_core import ChromeProcess, Settings, build_settings, launch_chrome, stop_pid
-from browser_core._chrome import free_port
+from browser_core.testing import free_port
 
 
 @dataclass
@@ -32,10 +32,13 @@ class Stage:
 
     def restart_chrome(self) -> ChromeProcess:
         """Start Chrome again on the same port and profile (after a kill)."""
-        self.chrome = launch_chrome(port=self.chrome.port, user_data_dir=self.chrome.user_data_dir,
-                                    headless=self.chrome.headless,
-                                    extra_args=self.server.chrome_args(),
-                                    **guard_args(self.server, self.chrome.egress_port is not None))
+        self.chrome = launch_chrome(
+            port=self.chrome.port,
+            user_data_dir=self.chrome.user_data_dir,
+            headless=self.chrome.headless,
+            extra_args=self.server.chrome_args(),
+            **guard_args(self.server, self.chrome.egress_port is not None),
+        )
         return self.chrome
 
     def close(self) -> None:
@@ -64,12 +67,16 @@ def guard_args(server: BenchServer, egress: bool = True) -> dict[str, Any]:
     guard does what `--host-resolver-rules` does without a proxy), every other name fails,
     and the server's own address is allowed."""
     target = f"127.0.0.1:{server.port}"
-    return {"egress": egress, "allow_hosts": (target,),
-            "host_map": {**{host: target for host in MAPPED_HOSTS}, "*": ""}}
+    return {
+        "egress": egress,
+        "allow_hosts": (target,),
+        "host_map": {**{host: target for host in MAPPED_HOSTS}, "*": ""},
+    }
 
 
-def open_stage(*, headful: bool = False, tmp: Path | None = None, egress: bool = True,
-               **settings: Any) -> Stage:
+def open_stage(
+    *, headful: bool = False, tmp: Path | None = None, egress: bool = True, **settings: Any
+) -> Stage:
     """Start the server and a Chromium mapped to it; add routes with `stage.server.add`.
 
     Chromium runs behind the egress guard unless `egress=False` (the bench compares both)."""
@@ -78,9 +85,13 @@ def open_stage(*, headful: bool = False, tmp: Path | None = None, egress: bool =
     server = BenchServer(folder / "cert")
     port = free_port()
     try:
-        chrome = launch_chrome(port=port, user_data_dir=str(folder / "profile"),
-                               headless=not headful, extra_args=server.chrome_args(),
-                               **guard_args(server, egress))
+        chrome = launch_chrome(
+            port=port,
+            user_data_dir=str(folder / "profile"),
+            headless=not headful,
+            extra_args=server.chrome_args(),
+            **guard_args(server, egress),
+        )
     except BaseException:
         server.stop()
         raise

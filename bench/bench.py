@@ -93,10 +93,13 @@ def open_bench(heavy: Path, light: Path, *, headful: bool) -> Bench:
     heavy_body, light_body = read_page(heavy), read_page(light)
     stage.server.add("/search", Served(heavy_body))
     article_url = stage.server.add("/article/light.html", Served(light_body))
-    return Bench(stage, [
-        Workload("heavy", "search", heavy, len(heavy_body), QUERY),
-        Workload("light", "read", light, len(light_body), article_url),
-    ])
+    return Bench(
+        stage,
+        [
+            Workload("heavy", "search", heavy, len(heavy_body), QUERY),
+            Workload("light", "read", light, len(light_body), article_url),
+        ],
+    )
 
 
 # -- the rows -----------------------------------------------------------------------------------
@@ -127,9 +130,10 @@ class WarmRow:
             want = "read"
         result = walk.result
         if result is None or not result.success or result.provider != want:
-            raise CallFailed(f"provider={result.provider if result else None} chain="
-                             + ", ".join(f"{h.provider}:{h.failure_kind}:{h.detail}"
-                                         for h in walk.chain))
+            raise CallFailed(
+                f"provider={result.provider if result else None} chain="
+                + ", ".join(f"{h.provider}:{h.failure_kind}:{h.detail}" for h in walk.chain)
+            )
 
     def close(self) -> None:
         with contextlib.suppress(Exception):
@@ -138,11 +142,20 @@ class WarmRow:
 
 
 def _child_env(stage: Stage) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.endswith("_API_KEY") and not k.startswith(("SB_", "GEMINI_", "CDP_"))}
-    env.update({"CDP_PORT": str(stage.chrome.port), "SB_ALLOW_HOSTS": "127.0.0.1",
-                "SB_STATE_DIR": str(stage.tmp / "state-cli"), "SB_LOG_LEVEL": "warning",
-                "GEMINI_CLI": str(stage.tmp / "no-gemini-in-the-bench")})
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.endswith("_API_KEY") and not k.startswith(("SB_", "GEMINI_", "CDP_"))
+    }
+    env.update(
+        {
+            "CDP_PORT": str(stage.chrome.port),
+            "SB_ALLOW_HOSTS": "127.0.0.1",
+            "SB_STATE_DIR": str(stage.tmp / "state-cli"),
+            "SB_LOG_LEVEL": "warning",
+            "GEMINI_CLI": str(stage.tmp / "no-gemini-in-the-bench"),
+        }
+    )
     return env
 
 
@@ -155,8 +168,15 @@ class ProcessRow:
         self.env = _child_env(stage)
 
     def run(self, work: Workload) -> None:
-        proc = subprocess.run(self.argv(work), capture_output=True, text=True, env=self.env,
-                              cwd=ROOT, timeout=60, check=False)
+        proc = subprocess.run(
+            self.argv(work),
+            capture_output=True,
+            text=True,
+            env=self.env,
+            cwd=ROOT,
+            timeout=60,
+            check=False,
+        )
         if proc.returncode != 0:
             raise CallFailed(f"exit {proc.returncode}: {proc.stderr.strip()[-300:]}")
         json.loads(proc.stdout.strip().splitlines()[-1])
@@ -176,8 +196,14 @@ def node_row(stage: Stage) -> ProcessRow:
 
 def cli_row(stage: Stage) -> ProcessRow:
     def argv(work: Workload) -> list[str]:
-        return [str(SB_CLI), "--env-file", str(stage.tmp / "no.env"), work.action, work.target,
-                "--json"]
+        return [
+            str(SB_CLI),
+            "--env-file",
+            str(stage.tmp / "no.env"),
+            work.action,
+            work.target,
+            "--json",
+        ]
 
     return ProcessRow(3, stage, argv)
 
@@ -188,12 +214,23 @@ class BenchService:
 
     def __init__(self, stage: Stage) -> None:
         env = _child_env(stage)
-        env.update({"SB_SERVICE_PORT": "0", "SB_STATE_DIR": str(stage.tmp / "state-service"),
-                    "SB_CACHE_TTL_S": "0", "SB_SERVICE_TOKEN": os.urandom(24).hex()})
+        env.update(
+            {
+                "SB_SERVICE_PORT": "0",
+                "SB_STATE_DIR": str(stage.tmp / "state-service"),
+                "SB_CACHE_TTL_S": "0",
+                "SB_SERVICE_TOKEN": os.urandom(24).hex(),
+            }
+        )
         self.token = env["SB_SERVICE_TOKEN"]
-        self.proc = subprocess.Popen([str(SB_CLI), "--env-file", str(stage.tmp / "no.env"),
-                                      "serve"], env=env, cwd=ROOT, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, text=True)
+        self.proc = subprocess.Popen(
+            [str(SB_CLI), "--env-file", str(stage.tmp / "no.env"), "serve"],
+            env=env,
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()  # "stream-browser: serving on URL"
         if "serving on " not in line:
@@ -229,14 +266,22 @@ class ClientRow:
 
     def run(self, work: Workload) -> None:
         url = work.target if work.action == "read" else None
-        answer = self.client.browse(work.target, action=work.action, url=url, broadcasting=True,
-                                    service_url=self.service.url, token=self.service.token)
+        answer = self.client.browse(
+            work.target,
+            action=work.action,
+            url=url,
+            broadcasting=True,
+            service_url=self.service.url,
+            token=self.service.token,
+        )
         result = (answer or {}).get("result") or {}
         want = "google" if work.action == "search" else "read"
         if not result.get("success") or result.get("provider") != want:
             chain = (answer or {}).get("chain", [])
-            raise CallFailed(f"provider={result.get('provider')} chain=" + ", ".join(
-                f"{h.get('provider')}:{h.get('failure_kind')}" for h in chain))
+            raise CallFailed(
+                f"provider={result.get('provider')} chain="
+                + ", ".join(f"{h.get('provider')}:{h.get('failure_kind')}" for h in chain)
+            )
 
     def close(self) -> None:
         self.service.release()
@@ -290,9 +335,11 @@ class FloorRow:
                 continue
             with contextlib.suppress(Exception):
                 page.wait_for_load_state("domcontentloaded", timeout=5000)
-                value = page.evaluate("() => { const n = performance.getEntriesByType("
-                                      "'navigation')[0]; return n ? n.domContentLoadedEventEnd"
-                                      " : null; }")
+                value = page.evaluate(
+                    "() => { const n = performance.getEntriesByType("
+                    "'navigation')[0]; return n ? n.domContentLoadedEventEnd"
+                    " : null; }"
+                )
                 return float(value) if value is not None else None
         return None
 
@@ -353,8 +400,15 @@ def timed_call(row: Any, work: Workload, series: Series | None) -> None:
         series.ms.append((time.perf_counter() - started) * 1000)
 
 
-def measure(rows: list[Any], floor: FloorRow, bench: Bench, rounds: int, warmup: int,
-            results: Results, seed: int = 7) -> None:
+def measure(
+    rows: list[Any],
+    floor: FloorRow,
+    bench: Bench,
+    rounds: int,
+    warmup: int,
+    results: Results,
+    seed: int = 7,
+) -> None:
     """Interleave: every round, every workload, every row in a shuffled order."""
     shuffle = random.Random(seed)
     for round_no in range(warmup + rounds):
@@ -390,13 +444,16 @@ def serving_cost(bench: Bench, repeat: int = 5) -> list[str]:
         fetch = []
         for _ in range(repeat):
             started = time.perf_counter()
-            with urllib.request.urlopen(server.origin + path, context=insecure,
-                                        timeout=10) as response:
+            with urllib.request.urlopen(
+                server.origin + path, context=insecure, timeout=10
+            ) as response:
                 response.read()
             fetch.append((time.perf_counter() - started) * 1000)
-        lines.append(f"  {work.name:<6} {work.size / 1e6:5.2f} MB: server {median_ms:6.1f} ms "
-                     f"median ({count} requests, max {max_ms:.1f}), fresh-connection HTTPS "
-                     f"fetch {statistics.median(fetch):6.1f} ms")
+        lines.append(
+            f"  {work.name:<6} {work.size / 1e6:5.2f} MB: server {median_ms:6.1f} ms "
+            f"median ({count} requests, max {max_ms:.1f}), fresh-connection HTTPS "
+            f"fetch {statistics.median(fetch):6.1f} ms"
+        )
     return lines
 
 
@@ -415,8 +472,10 @@ def extraction_times(fixtures: list[Path], top: int, repeat: int) -> list[str]:
             article = extract_article(html, "https://example.com/" + path.name)
             times.append((time.perf_counter() - started) * 1000)
             words = len(article.text.split())
-        lines.append(f"  {size / 1e6:5.2f} MB {statistics.median(times):7.1f} ms median "
-                     f"(max {max(times):6.1f}, {words} words)  {path.name[:60]}")
+        lines.append(
+            f"  {size / 1e6:5.2f} MB {statistics.median(times):7.1f} ms median "
+            f"(max {max(times):6.1f}, {words} words)  {path.name[:60]}"
+        )
     return lines or ["  skipped: no article pages found"]
 
 
@@ -446,9 +505,11 @@ def gemini_overhead(tmp: Path, repeat: int) -> list[str]:
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         wrapper = pool.submit(asyncio.run, wrapped()).result()
     delta = statistics.median(wrapper) - statistics.median(bare)
-    return [f"  bare subprocess {statistics.median(bare):6.1f} ms, ask_cli "
-            f"{statistics.median(wrapper):6.1f} ms (median of {repeat}); wrapper overhead "
-            f"{delta:+.1f} ms"]
+    return [
+        f"  bare subprocess {statistics.median(bare):6.1f} ms, ask_cli "
+        f"{statistics.median(wrapper):6.1f} ms (median of {repeat}); wrapper overhead "
+        f"{delta:+.1f} ms"
+    ]
 
 
 # -- report -------------------------------------------------------------------------------------
@@ -471,37 +532,51 @@ def report(results: Results, bench: Bench) -> dict[str, float]:
                 print(f"{work.name:<8} {label:<31}   - skipped: {results.skipped[key]}")
                 continue
             s = results.get(key, work.name)
-            print(f"{work.name:<8} {label:<31} {len(s.ms):>3} {s.median:>10.0f} {s.p95:>9.0f} "
-                  f"{len(s.failures):>5}")
+            print(
+                f"{work.name:<8} {label:<31} {len(s.ms):>3} {s.median:>10.0f} {s.p95:>9.0f} "
+                f"{len(s.failures):>5}"
+            )
     med = {k: s.median for k, s in results.series.items()}
     ratios = {
         "speedup-heavy": ratio(med.get((2, "heavy"), math.nan), med.get((1, "heavy"), math.nan)),
         "speedup-light": ratio(med.get((2, "light"), math.nan), med.get((1, "light"), math.nan)),
         "overhead-heavy": ratio(med.get((1, "heavy"), math.nan), med.get((4, "heavy"), math.nan)),
         "overhead-light": ratio(med.get((1, "light"), math.nan), med.get((4, "light"), math.nan)),
-        "client-overhead-heavy": ratio(med.get((5, "heavy"), math.nan),
-                                       med.get((1, "heavy"), math.nan)),
-        "client-overhead-light": ratio(med.get((5, "light"), math.nan),
-                                       med.get((1, "light"), math.nan)),
-        "speedup-cli-heavy": ratio(med.get((2, "heavy"), math.nan),
-                                   med.get((6, "heavy"), math.nan)),
-        "speedup-cli-light": ratio(med.get((2, "light"), math.nan),
-                                   med.get((6, "light"), math.nan)),
+        "client-overhead-heavy": ratio(
+            med.get((5, "heavy"), math.nan), med.get((1, "heavy"), math.nan)
+        ),
+        "client-overhead-light": ratio(
+            med.get((5, "light"), math.nan), med.get((1, "light"), math.nan)
+        ),
+        "speedup-cli-heavy": ratio(
+            med.get((2, "heavy"), math.nan), med.get((6, "heavy"), math.nan)
+        ),
+        "speedup-cli-light": ratio(
+            med.get((2, "light"), math.nan), med.get((6, "light"), math.nan)
+        ),
     }
     print()
-    print(f"speedup-heavy  {ratios['speedup-heavy']:.2f}  (row 2 / row 1 median; target > 1: "
-          f"{_verdict(ratios['speedup-heavy'] > 1)})")
+    print(
+        f"speedup-heavy  {ratios['speedup-heavy']:.2f}  (row 2 / row 1 median; target > 1: "
+        f"{_verdict(ratios['speedup-heavy'] > 1)})"
+    )
     light_ok = ratios["speedup-light"] >= TARGET_SPEEDUP_LIGHT
-    print(f"speedup-light  {ratios['speedup-light']:.2f}  (row 2 / row 1 median; target >= "
-          f"{TARGET_SPEEDUP_LIGHT:.0f}: {_verdict(light_ok)})")
+    print(
+        f"speedup-light  {ratios['speedup-light']:.2f}  (row 2 / row 1 median; target >= "
+        f"{TARGET_SPEEDUP_LIGHT:.0f}: {_verdict(light_ok)})"
+    )
     for name in ("overhead-heavy", "overhead-light"):
-        print(f"{name} {ratios[name]:.2f}  (row 1 / row 4 median; target <= {TARGET_OVERHEAD}: "
-              f"{_verdict(ratios[name] <= TARGET_OVERHEAD)})")
+        print(
+            f"{name} {ratios[name]:.2f}  (row 1 / row 4 median; target <= {TARGET_OVERHEAD}: "
+            f"{_verdict(ratios[name] <= TARGET_OVERHEAD)})"
+        )
     report_service(ratios)
     if results.viewer_dcl_ms:
-        print(f"row 1 heavy: answer at {med.get((1, 'heavy'), math.nan):.0f} ms; the viewers' "
-              f"page reached DOMContentLoaded at {statistics.median(results.viewer_dcl_ms):.0f} "
-              "ms after its navigation started (median, navigation timing)")
+        print(
+            f"row 1 heavy: answer at {med.get((1, 'heavy'), math.nan):.0f} ms; the viewers' "
+            f"page reached DOMContentLoaded at {statistics.median(results.viewer_dcl_ms):.0f} "
+            "ms after its navigation started (median, navigation timing)"
+        )
     for (key, name), s in sorted(results.series.items()):
         for failure in s.failures[:5]:
             print(f"failure row {key} {name}: {failure}")
@@ -510,11 +585,15 @@ def report(results: Results, bench: Bench) -> dict[str, float]:
 
 def report_service(ratios: dict[str, float]) -> None:
     for name in ("client-overhead-heavy", "client-overhead-light"):
-        print(f"{name} {ratios[name]:.2f}  (row 5 / row 1 median; target <= "
-              f"{TARGET_CLIENT_OVERHEAD}: {_verdict(ratios[name] <= TARGET_CLIENT_OVERHEAD)})")
+        print(
+            f"{name} {ratios[name]:.2f}  (row 5 / row 1 median; target <= "
+            f"{TARGET_CLIENT_OVERHEAD}: {_verdict(ratios[name] <= TARGET_CLIENT_OVERHEAD)})"
+        )
     for name in ("speedup-cli-heavy", "speedup-cli-light"):
-        print(f"{name} {ratios[name]:.2f}  (row 2 / row 6 median; target >= "
-              f"{TARGET_SPEEDUP_CLI:.0f}: {_verdict(ratios[name] >= TARGET_SPEEDUP_CLI)})")
+        print(
+            f"{name} {ratios[name]:.2f}  (row 2 / row 6 median; target >= "
+            f"{TARGET_SPEEDUP_CLI:.0f}: {_verdict(ratios[name] >= TARGET_SPEEDUP_CLI)})"
+        )
 
 
 # -- main ---------------------------------------------------------------------------------------
@@ -525,8 +604,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--iterations", type=int, default=30, help="timed rounds (default 30)")
     parser.add_argument("--warmup", type=int, default=1, help="untimed rounds first (default 1)")
     parser.add_argument("--smoke", action="store_true", help="a few rounds, seconds: for tests")
-    parser.add_argument("--fixtures", type=Path, action="append",
-                        help="folder of saved pages (default tests/fixtures, then ../shared)")
+    parser.add_argument(
+        "--fixtures",
+        type=Path,
+        action="append",
+        help="folder of saved pages (default tests/fixtures, then ../shared)",
+    )
     parser.add_argument("--heavy", type=Path, help="the heavy Google results page")
     parser.add_argument("--light", type=Path, help="the light article page")
     parser.add_argument("--rows", default="1,2,3,4,5,6", help="rows to run (default all)")
@@ -603,9 +686,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         print(f"heavy: {heavy} ({bench.workloads[0].size / 1e6:.2f} MB)")
         print(f"light: {light} ({bench.workloads[1].size / 1e3:.0f} kB)")
-        print(f"chromium pid {stage.chrome.pid} at {stage.endpoint}, "
-              f"{'headful' if args.headful else 'headless'}; {args.iterations} rounds "
-              f"(+{args.warmup} warm-up), rows interleaved in shuffled order", flush=True)
+        print(
+            f"chromium pid {stage.chrome.pid} at {stage.endpoint}, "
+            f"{'headful' if args.headful else 'headless'}; {args.iterations} rounds "
+            f"(+{args.warmup} warm-up), rows interleaved in shuffled order",
+            flush=True,
+        )
         rows = build_rows(stage, wanted, results)
         floor = FloorRow(stage)
         if 4 in wanted:
@@ -640,10 +726,12 @@ def side_measurements(args: argparse.Namespace, bench: Bench, fixtures: list[Pat
 
 def write_json(path: Path, results: Results, ratios: dict[str, float], bench: Bench) -> None:
     payload = {
-        "workloads": [{"name": w.name, "page": str(w.page), "bytes": w.size}
-                      for w in bench.workloads],
-        "series": [{**asdict(s), "median": s.median, "p95": s.p95}
-                   for s in results.series.values()],
+        "workloads": [
+            {"name": w.name, "page": str(w.page), "bytes": w.size} for w in bench.workloads
+        ],
+        "series": [
+            {**asdict(s), "median": s.median, "p95": s.p95} for s in results.series.values()
+        ],
         "ratios": ratios,
         "skipped": results.skipped,
     }

@@ -96,12 +96,16 @@ def compare_fragment(page: Any, expected: dict[str, Any]) -> dict[str, Any]:
     facts = {
         "title": first is not None and first.title == expected["title"],
         "url": first is not None and norm(first.url) == norm(expected["url"]),
-        "snippet": first is not None and " ".join(expected["description"].split())
-        in " ".join(first.snippet.split()),
+        "snippet": first is not None
+        and " ".join(expected["description"].split()) in " ".join(first.snippet.split()),
     }
     failed = [name for name, good in facts.items() if not good]
-    return {"checks": len(facts), "ok": len(facts) - len(failed), "ours": len(page.results),
-            "failed": failed}
+    return {
+        "checks": len(facts),
+        "ok": len(facts) - len(failed),
+        "ours": len(page.results),
+        "failed": failed,
+    }
 
 
 def expected_files(root: Path) -> list[Path]:
@@ -114,8 +118,11 @@ def evaluate(root: Path) -> list[dict[str, Any]]:
     for expected in expected_files(root):
         if expected.parent.name.startswith("organic_result"):
             page = parse_serp(read_text(expected.with_suffix(".html")))
-            row = {"file": str(expected.relative_to(root)), "ms": 0.0,
-                   "family": expected.relative_to(root).parts[0]}
+            row = {
+                "file": str(expected.relative_to(root)),
+                "ms": 0.0,
+                "family": expected.relative_to(root).parts[0],
+            }
             row.update(compare_fragment(page, json.loads(expected.read_text())))
             rows.append(row)
             continue
@@ -127,8 +134,11 @@ def evaluate(root: Path) -> list[dict[str, Any]]:
         page = parse_serp(html)
         ms = (time.perf_counter() - started) * 1000
         data = json.loads(expected.read_text())
-        row: dict[str, Any] = {"file": str(html_path.relative_to(root)), "ms": ms,
-                               "family": html_path.relative_to(root).parts[0]}
+        row: dict[str, Any] = {
+            "file": str(html_path.relative_to(root)),
+            "ms": ms,
+            "family": html_path.relative_to(root).parts[0],
+        }
         if "partial" in expected.name:
             row.update(compare_partial(page, data["expected"]))
         else:
@@ -141,12 +151,16 @@ def evaluate(root: Path) -> list[dict[str, Any]]:
 def report(rows: list[dict[str, Any]]) -> None:
     for row in rows:
         if "recall" in row:
-            print(f"{row['file'][:78]:78} truth={row['truth']:3} ours={row['ours']:3} "
-                  f"R={row['recall']:.2f} P={row['precision']:.2f} "
-                  f"first={'ok' if row['first_ok'] else 'NO'} {row['ms']:.0f}ms")
+            print(
+                f"{row['file'][:78]:78} truth={row['truth']:3} ours={row['ours']:3} "
+                f"R={row['recall']:.2f} P={row['precision']:.2f} "
+                f"first={'ok' if row['first_ok'] else 'NO'} {row['ms']:.0f}ms"
+            )
         else:
-            print(f"{row['file'][:78]:78} partial {row['ok']}/{row['checks']} facts "
-                  f"(ours={row['ours']}) {row['ms']:.0f}ms {' '.join(row['failed'])}")
+            print(
+                f"{row['file'][:78]:78} partial {row['ok']}/{row['checks']} facts "
+                f"(ours={row['ours']}) {row['ms']:.0f}ms {' '.join(row['failed'])}"
+            )
     print()
     families = sorted({row["family"] for row in rows})
     for family in families:
@@ -154,12 +168,16 @@ def report(rows: list[dict[str, Any]]) -> None:
         part = [r for r in rows if r["family"] == family and "checks" in r]
         if full:
             recall = mean(r["recall"] for r in full)
-            print(f"{family:28} {len(full):3} files  mean recall {recall:.3f}"
-                  f"  mean precision {mean(r['precision'] for r in full):.3f}"
-                  f"  first-url ok {sum(r['first_ok'] for r in full)}/{len(full)}")
+            print(
+                f"{family:28} {len(full):3} files  mean recall {recall:.3f}"
+                f"  mean precision {mean(r['precision'] for r in full):.3f}"
+                f"  first-url ok {sum(r['first_ok'] for r in full)}/{len(full)}"
+            )
         if part:
-            print(f"{family:28} {len(part):3} files  partial facts "
-                  f"{sum(r['ok'] for r in part)}/{sum(r['checks'] for r in part)}")
+            print(
+                f"{family:28} {len(part):3} files  partial facts "
+                f"{sum(r['ok'] for r in part)}/{sum(r['checks'] for r in part)}"
+            )
     times = [r["ms"] for r in rows]
     print(f"parse time: median {median(times):.1f} ms, max {max(times):.1f} ms")
 

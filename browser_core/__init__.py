@@ -1,8 +1,18 @@
 """The base of stream-browser: settings, logging, the shared result envelope, the error tree,
 the navigation policy and the CDP driver for the broadcast Chrome."""
 
-from ._chrome import ChromeProcess, cdp_targets, cdp_version, launch_chrome, stop_pid
+from ._chrome import (
+    ChromeProcess,
+    cdp_targets,
+    cdp_version,
+    launch_chrome,
+    load_state,
+    save_state,
+    state_file,
+    stop_pid,
+)
 from ._driver import Deadline, Driver, NavOutcome
+from ._egress import egress_status
 from ._envelope import (
     Envelope,
     envelope_result,
@@ -22,7 +32,8 @@ from ._errors import (
     SettingsError,
     StreamBrowserError,
 )
-from ._logging import bound_request, configure_logging
+from ._logging import bound_request, configure_logging, new_request_id
+from ._memory import trim_heap
 from ._policy import check_url, is_allowed
 from ._results import Hop, Source, ToolExecutionResult
 from ._settings import Settings, build_settings, load_settings
@@ -55,14 +66,20 @@ __all__ = [
     "cdp_version",
     "check_url",
     "configure_logging",
+    "egress_status",
     "envelope_result",
     "is_allowed",
     "launch_chrome",
     "load_settings",
+    "load_state",
     "neutralize",
+    "new_request_id",
     "parse_envelope",
+    "save_state",
     "shared_loop",
+    "state_file",
     "stop_pid",
+    "trim_heap",
     "with_note",
     "wrap_untrusted",
 ]

@@ -39,10 +39,9 @@ from browser_core import (
     launch_chrome,
 )
 from browser_core import stop_pid as stop_process
-from browser_core._chrome import free_port
-from browser_core._recording import SessionRecorder
-from browser_core._replay import RECORDINGS_DIR
-from search._recordings import (
+from browser_core.recording import RECORDINGS_DIR, SessionRecorder
+from browser_core.testing import free_port
+from search.recordings import (
     ACTION_OPTIONS,
     ACTIONS,
     CASE_SETTINGS,

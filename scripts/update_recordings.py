@@ -28,9 +28,9 @@ from browser_core import (
     launch_chrome,
     stop_pid,
 )
-from browser_core._chrome import free_port
-from browser_core._replay import RECORDINGS_DIR
-from search._recordings import (
+from browser_core.recording import RECORDINGS_DIR
+from browser_core.testing import free_port
+from search.recordings import (
     Case,
     case_folders,
     load_case,

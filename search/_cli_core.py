@@ -23,12 +23,14 @@ from browser_core import (
     StreamBrowserError,
     cdp_targets,
     cdp_version,
+    egress_status,
     launch_chrome,
+    load_state,
+    save_state,
+    state_file,
     stop_pid,
 )
-from browser_core._chrome import load_state, save_state, state_file
-from browser_core._egress import egress_status
-from browser_core._replay import replay_hook
+from browser_core.recording import replay_hook
 from search._recordings import flag_overrides, replay_plan
 from search._types import ACTIONS, ToolContext
 

@@ -26,7 +26,7 @@ from browser_core import (
     cdp_targets,
     configure_logging,
 )
-from browser_core._replay import RECORDINGS_DIR
+from browser_core.recording import RECORDINGS_DIR
 from search import client
 from search._cli_dev import ensure_chrome
 
@@ -72,7 +72,7 @@ def _arg_of(folder: Path) -> str:
 
 def _replay_all(folders: list[Path]) -> Any:
     """One page hook serving the owned tab from every recording (unmatched: aborted)."""
-    from browser_core._replay import resolve_har
+    from browser_core.recording import resolve_har
 
     hars = [resolve_har(str(folder)) for folder in folders]
 

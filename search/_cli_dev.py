@@ -29,16 +29,17 @@ from browser_core import (
     cdp_version,
     configure_logging,
     launch_chrome,
+    save_state,
 )
-from browser_core._chrome import save_state
-from browser_core._recording import (
+from browser_core.recording import (
+    RECORDINGS_DIR,
     SessionRecorder,
     highlight,
     highlight_inputs,
+    replay_hook,
     slow_motion,
     step_timer,
 )
-from browser_core._replay import RECORDINGS_DIR, replay_hook
 from search._recordings import (
     ACTIONS,
     ActionOutcome,

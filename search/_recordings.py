@@ -21,10 +21,7 @@ from browser_core import (
     Settings,
     StreamBrowserError,
 )
-from browser_core._recording import (
-    SessionRecorder,
-)
-from browser_core._replay import RECORDINGS_DIR, replay_hook, resolve_har
+from browser_core.recording import RECORDINGS_DIR, SessionRecorder, replay_hook, resolve_har
 from search._language import google_locale
 
 log = structlog.get_logger("search.recordings")

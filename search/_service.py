@@ -41,8 +41,8 @@ from browser_core import (
     ToolExecutionResult,
     cdp_version,
     configure_logging,
+    egress_status,
 )
-from browser_core._egress import egress_status
 from search._routing import Walk
 from search._tool import BrowseTool
 from search._types import ACTIONS, ToolContext

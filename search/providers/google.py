@@ -25,8 +25,8 @@ from browser_core import (
     Source,
     ToolExecutionResult,
     envelope_result,
+    trim_heap,
 )
-from browser_core._memory import trim_heap
 from search._language import google_locale
 from search._types import Request
 from search.parsers._models import SerpPage

@@ -22,8 +22,8 @@ from browser_core import (
     ToolExecutionResult,
     envelope_result,
     is_allowed,
+    trim_heap,
 )
-from browser_core._memory import trim_heap
 from search._types import Request
 
 BODY_ENOUGH_WORDS = 80  # fewer words in the raw HTML: the page is probably rendered by script
