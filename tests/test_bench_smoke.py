@@ -23,9 +23,14 @@ def _ratio(output: str, name: str) -> float:
 
 def test_the_bench_smoke_run_prints_the_table_and_the_ratios() -> None:
     rows = "1,2,3,4,5,6" if NODE_READY else "1,3,4,5,6"
-    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "bench.py"), "--smoke",
-                           "--rows", rows], capture_output=True, text=True, cwd=ROOT,
-                          timeout=240, check=False)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "bench.py"), "--smoke", "--rows", rows],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=240,
+        check=False,
+    )
     out = proc.stdout
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert re.search(r"^workload\s+row\s+n\s+median ms\s+p95 ms\s+fail$", out, re.M)
@@ -41,7 +46,9 @@ def test_the_bench_smoke_run_prints_the_table_and_the_ratios() -> None:
         assert math.isfinite(_ratio(out, name))
     assert "serving cost" in out and "extraction" in out and "wrapper overhead" in out
     if not NODE_READY:
-        pytest.skip("row 2 (Node baseline) not run: bench/node_modules is missing; "
-                    "`cd bench && npm install` (make bench does it)")
+        pytest.skip(
+            "row 2 (Node baseline) not run: bench/node_modules is missing; "
+            "`cd bench && npm install` (make bench does it)"
+        )
     for name in ("speedup-heavy", "speedup-light", "speedup-cli-heavy", "speedup-cli-light"):
         assert math.isfinite(_ratio(out, name))

@@ -28,12 +28,22 @@ def test_parse_serp_should_print_results_for_each_file_in_order(
     assert code == 0
     assert [line["file"] for line in lines] == [str(google), str(captcha)]
     first = lines[0]
-    assert set(first) == {"file", "results", "answer", "knowledge_panel", "people_also_ask",
-                          "blocked"}
+    assert set(first) == {
+        "file",
+        "results",
+        "answer",
+        "knowledge_panel",
+        "people_also_ask",
+        "blocked",
+    }
     results = first["results"]
     assert isinstance(results, list) and len(results) == 9
-    assert results[1] == {"rank": 2, "title": results[1]["title"],
-                          "url": "https://www.google.com/", "snippet": results[1]["snippet"]}
+    assert results[1] == {
+        "rank": 2,
+        "title": results[1]["title"],
+        "url": "https://www.google.com/",
+        "snippet": results[1]["snippet"],
+    }
     assert lines[1]["blocked"] == "captcha" and lines[1]["results"] == []
 
 
@@ -46,18 +56,22 @@ def test_parse_youtube_should_list_videos(capsys: pytest.CaptureFixture[str]) ->
     assert videos[0] == {
         "video_id": "7JKFE03ix6E",
         "title": "Coronavirus-Test: Wie wird Sars-CoV-2 nachgewiesen? | Visite | NDR",
-        "channel": "NDR Ratgeber", "duration": "4:29",
+        "channel": "NDR Ratgeber",
+        "duration": "4:29",
         "url": "https://www.youtube.com/watch?v=7JKFE03ix6E",
     }
 
 
 def test_parse_article_should_write_non_ascii_text_unescaped(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     page = tmp_path / "page.html"
     body = "<p>Große Straße und café crème, überall.</p>" * 30
-    page.write_text(f"<html><head><title>Über</title></head><body><article>{body}</article>"
-                    "</body></html>", encoding="utf-8")
+    page.write_text(
+        f"<html><head><title>Über</title></head><body><article>{body}</article></body></html>",
+        encoding="utf-8",
+    )
     code = main(["--env-file", "", "parse", "article", str(page), "--url", "https://x.org/a"])
     out = capsys.readouterr().out
     assert code == 0
@@ -68,11 +82,13 @@ def test_parse_article_should_write_non_ascii_text_unescaped(
 
 
 def test_bad_files_should_get_an_error_line_and_exit_1_while_others_parse(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     good = tmp_path / "good.html.gz"
-    good.write_bytes(gzip.compress((FIXTURES / "serp/zlurad-serp-parser/nojs/google-nojs.html")
-                                   .read_bytes()))
+    good.write_bytes(
+        gzip.compress((FIXTURES / "serp/zlurad-serp-parser/nojs/google-nojs.html").read_bytes())
+    )
     binary = tmp_path / "image.png"
     binary.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
     text = tmp_path / "notes.txt"

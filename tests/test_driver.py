@@ -320,15 +320,21 @@ def test_a_page_cannot_frame_or_probe_an_internal_service(
 ) -> None:
     # 127.0.0.1 is allowed for the test server; "localhost" (the same server) is not.
     http.route("/secret", Reply("<p>internal admin panel</p>"))
-    page_url = http.route("/framer", Reply(
-        f"<body><p>public page</p><iframe src='http://localhost:{http.port}/secret'></iframe>"
-        f"<img src='http://localhost:{http.port}/secret?img'>"
-        f"<script>fetch('http://localhost:{http.port}/secret?xhr').catch(() => 0)</script></body>"))
+    page_url = http.route(
+        "/framer",
+        Reply(
+            f"<body><p>public page</p><iframe src='http://localhost:{http.port}/secret'></iframe>"
+            f"<img src='http://localhost:{http.port}/secret?img'>"
+            f"<script>fetch('http://localhost:{http.port}/secret?xhr').catch(() => 0)</script></body>"
+        ),
+    )
     assert read_body(sync_driver, page_url) == "public page"
 
     async def frame_text(page: Any) -> list[str]:
-        return [await f.evaluate("document.body ? document.body.innerText : ''")
-                for f in page.frames[1:]]
+        return [
+            await f.evaluate("document.body ? document.body.innerText : ''")
+            for f in page.frames[1:]
+        ]
 
     time.sleep(0.3)
     assert "internal admin panel" not in " ".join(sync_driver.run("frames", frame_text))

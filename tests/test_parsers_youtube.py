@@ -42,7 +42,7 @@ def test_static_2019_pages_should_give_the_approved_videos_in_order(stem: str) -
     first = results.videos[0]
     assert titles[first.video_id].startswith(first.title)
     assert first.duration_s == sum(
-        int(p) * 60 ** i for i, p in enumerate(reversed(first.duration.split(":")))
+        int(p) * 60**i for i, p in enumerate(reversed(first.duration.split(":")))
     )
 
 
@@ -54,7 +54,9 @@ def test_ytinitialdata_page_should_give_the_first_page_of_videos() -> None:
     assert results.videos[0] == YoutubeVideo(
         video_id="7JKFE03ix6E",
         title="Coronavirus-Test: Wie wird Sars-CoV-2 nachgewiesen? | Visite | NDR",
-        channel="NDR Ratgeber", duration="4:29", duration_s=269,
+        channel="NDR Ratgeber",
+        duration="4:29",
+        duration_s=269,
         url="https://www.youtube.com/watch?v=7JKFE03ix6E",
     )
 
@@ -81,8 +83,14 @@ def renderer(name: str) -> dict[str, object]:
 
 @pytest.mark.parametrize(
     "name",
-    ["reelShelfRenderer_02", "searchPyvRenderer_01", "playlistRenderer_01", "channelRenderer_01",
-     "promotedSparklesWebRenderer_01", "radioRenderer_01"],
+    [
+        "reelShelfRenderer_02",
+        "searchPyvRenderer_01",
+        "playlistRenderer_01",
+        "channelRenderer_01",
+        "promotedSparklesWebRenderer_01",
+        "radioRenderer_01",
+    ],
 )
 def test_ads_shorts_channels_and_playlists_should_not_be_videos(name: str) -> None:
     assert parse_youtube_results(json.dumps(renderer(name)["raw"])).videos == []
@@ -95,7 +103,9 @@ def test_video_renderer_should_match_ytsr_parse(name: str) -> None:
     assert isinstance(parsed, dict)
     (video,) = parse_youtube_results(json.dumps(data["raw"])).videos
     assert (video.video_id, video.title, video.is_live) == (
-        parsed["id"], parsed["title"], parsed["isLive"]
+        parsed["id"],
+        parsed["title"],
+        parsed["isLive"],
     )
     assert video.duration == (parsed["duration"] or "")
     assert video.channel == parsed["author"]["name"]
@@ -141,17 +151,19 @@ def test_watch_page_without_player_response_should_give_none() -> None:
 
 @pytest.mark.parametrize(
     ("url", "expected"),
-    [("https://www.youtube.com/watch?v=dQw4w9WgXcQ&t=10s", "dQw4w9WgXcQ"),
-     ("https://youtu.be/dQw4w9WgXcQ?si=x", "dQw4w9WgXcQ"),
-     ("https://www.youtube.com/shorts/dQw4w9WgXcQ", "dQw4w9WgXcQ"),
-     ("https://www.youtube.com/embed/dQw4w9WgXcQ", "dQw4w9WgXcQ"),
-     ("https://m.youtube.com/watch?v=dQw4w9WgXcQ", "dQw4w9WgXcQ"),
-     ("https://music.youtube.com/watch?v=dQw4w9WgXcQ&list=RDAMVM", "dQw4w9WgXcQ"),
-     ("youtube.com/watch?v=dQw4w9WgXcQ", "dQw4w9WgXcQ"),
-     ("https://www.youtube.com/channel/UCGWediZlc3a2tTDL3LsR75g", None),
-     ("https://www.youtube.com/watch?v=short", None),
-     ("https://vimeo.com/watch?v=dQw4w9WgXcQ", None),
-     ("https://example.com/youtu.be/dQw4w9WgXcQ", None)],
+    [
+        ("https://www.youtube.com/watch?v=dQw4w9WgXcQ&t=10s", "dQw4w9WgXcQ"),
+        ("https://youtu.be/dQw4w9WgXcQ?si=x", "dQw4w9WgXcQ"),
+        ("https://www.youtube.com/shorts/dQw4w9WgXcQ", "dQw4w9WgXcQ"),
+        ("https://www.youtube.com/embed/dQw4w9WgXcQ", "dQw4w9WgXcQ"),
+        ("https://m.youtube.com/watch?v=dQw4w9WgXcQ", "dQw4w9WgXcQ"),
+        ("https://music.youtube.com/watch?v=dQw4w9WgXcQ&list=RDAMVM", "dQw4w9WgXcQ"),
+        ("youtube.com/watch?v=dQw4w9WgXcQ", "dQw4w9WgXcQ"),
+        ("https://www.youtube.com/channel/UCGWediZlc3a2tTDL3LsR75g", None),
+        ("https://www.youtube.com/watch?v=short", None),
+        ("https://vimeo.com/watch?v=dQw4w9WgXcQ", None),
+        ("https://example.com/youtu.be/dQw4w9WgXcQ", None),
+    ],
 )
 def test_video_id_from_url(url: str, expected: str | None) -> None:
     assert video_id_from_url(url) == expected

@@ -123,8 +123,10 @@ def test_a_query_goes_through_the_consent_wall_and_results_to_the_first_real_vid
         return page
 
     web.add("https://www.youtube.com/results", results_page)
-    web.add("https://consent.youtube.com/ml", Page(fixture_text(
-        "consent/youtube-before-you-continue.html")))
+    web.add(
+        "https://consent.youtube.com/ml",
+        Page(fixture_text("consent/youtube-before-you-continue.html")),
+    )
     web.add("https://consent.youtube.com/save", save)
     web.add("https://www.youtube.com/watch", watch_page(ad=False))
     status = run(drv, play(drv.driver, "pudding", settings))
