@@ -325,7 +325,8 @@ def test_a_page_cannot_frame_or_probe_an_internal_service(
         Reply(
             f"<body><p>public page</p><iframe src='http://localhost:{http.port}/secret'></iframe>"
             f"<img src='http://localhost:{http.port}/secret?img'>"
-            f"<script>fetch('http://localhost:{http.port}/secret?xhr').catch(() => 0)</script></body>"
+            f"<script>fetch('http://localhost:{http.port}/secret?xhr').catch(() => 0)</script>"
+            "</body>"
         ),
     )
     assert read_body(sync_driver, page_url) == "public page"
