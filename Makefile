@@ -9,7 +9,7 @@ GEMINI_CLI_VERSION := 0.61.0
 export PYTHONDONTWRITEBYTECODE := 1
 
 .PHONY: help setup system venv tools demo serve test check lint typecheck format bench bench-extract \
-        soak debug record update-recordings chrome doctor clean
+        soak debug record update-recordings chrome doctor constraints clean
 
 help:
 	@echo "make demo    set up and run a search + page read on a local broadcast Chrome (offline)"
@@ -30,10 +30,12 @@ system:
 	fi
 
 venv: .venv/.installed
-.venv/.installed: pyproject.toml
+# constraints.txt pins every installed version (reproducible installs; ranges stay in
+# pyproject.toml). Refresh it after changing dependencies: make constraints
+.venv/.installed: pyproject.toml constraints.txt
 	@test -x $(PY) || python3 -m venv .venv
 	@$(PY) -m pip install -q --upgrade pip >/dev/null 2>&1 || true
-	@$(PY) -m pip install -q -e '.[dev]' 2>&1 | grep -v -i '^warning' || true
+	@$(PY) -m pip install -q -c constraints.txt -e '.[dev]' 2>&1 | grep -v -i '^warning' || true
 	@$(PY) -c "import browser_core, search, gemini, playwright, trafilatura" && touch $@
 
 # The real Gemini CLI for the compatibility test (skipped with a reason if npm is missing).
@@ -98,6 +100,9 @@ chrome: setup
 
 doctor: venv
 	@$(SB) doctor
+
+constraints: venv
+	@$(PY) -m pip freeze --exclude-editable | grep -v '^stream-browser' > constraints.txt
 
 clean:
 	rm -rf .venv .tools test-results build *.egg-info
