@@ -37,7 +37,8 @@ def egress_cost(floor: Any, bench: Any, rounds: int, warmup: int = 2) -> list[st
         bare = browser.contexts[0].new_page()
         for work in bench.workloads:
             url = floor.url(work)
-            guarded_ms, bare_ms = [], []
+            guarded_ms: list[float] = []
+            bare_ms: list[float] = []
             for i in range(warmup + rounds):
                 pair = [(floor.page, guarded_ms), (bare, bare_ms)]
                 for page, series in pair if i % 2 else reversed(pair):

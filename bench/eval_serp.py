@@ -118,7 +118,7 @@ def evaluate(root: Path) -> list[dict[str, Any]]:
     for expected in expected_files(root):
         if expected.parent.name.startswith("organic_result"):
             page = parse_serp(read_text(expected.with_suffix(".html")))
-            row = {
+            row: dict[str, Any] = {
                 "file": str(expected.relative_to(root)),
                 "ms": 0.0,
                 "family": expected.relative_to(root).parts[0],
@@ -134,7 +134,7 @@ def evaluate(root: Path) -> list[dict[str, Any]]:
         page = parse_serp(html)
         ms = (time.perf_counter() - started) * 1000
         data = json.loads(expected.read_text())
-        row: dict[str, Any] = {
+        row = {
             "file": str(html_path.relative_to(root)),
             "ms": ms,
             "family": html_path.relative_to(root).parts[0],

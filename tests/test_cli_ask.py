@@ -33,7 +33,7 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def ask(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict, str]:  # type: ignore[type-arg]
+def ask(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict, str]:
     code = main([*NO_ENV, "ask", *args, "--json"])
     captured = capsys.readouterr()
     return code, json.loads(captured.out), captured.err

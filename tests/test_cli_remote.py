@@ -84,6 +84,7 @@ def test_the_remote_parser_takes_every_option_of_the_in_process_commands() -> No
     local = _Parser().add_subparsers(parser_class=_Parser)
     importlib.import_module("search._cli_core").register(local)
     remote = _cli_remote.build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    assert isinstance(remote, dict)  # a subparsers action's choices: name -> parser
     for name in _cli_remote.REMOTE_COMMANDS:
         wanted = {o for a in local.choices[name]._actions for o in a.option_strings}
         taken = {o for a in remote[name]._actions for o in a.option_strings}

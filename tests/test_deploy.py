@@ -66,7 +66,7 @@ def test_a_seeded_login_anywhere_the_cli_looks_silences_the_warning(
         env["GEMINI_OAUTH_DIR"] = str(_seed(tmp_path / "elsewhere"))
     else:
         _seed(tmp_path / "home")
-    result = _entrypoint(tmp_path, **env)
+    result = _entrypoint(tmp_path, dry_run=True, **env)
     assert result.returncode == 0 and "Gemini login" not in result.stderr
 
 

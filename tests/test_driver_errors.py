@@ -119,7 +119,7 @@ def test_a_closed_page_is_closed_by_the_error_name(sync_driver: SyncDriver) -> N
         raise AssertionError("no error from a closed page")
 
     exc = sync_driver.run("closed", op)
-    assert exc.name == "TargetClosedError"  # type: ignore[attr-defined]
+    assert exc.name == "TargetClosedError"
     assert classify_error(exc) is ErrorClass.CLOSED
 
 

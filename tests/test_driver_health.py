@@ -15,7 +15,7 @@ import signal
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, MutableMapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +51,7 @@ def fails_with(drv: SyncDriver, url: str, *errors: type[BaseException]) -> BaseE
     return info.value
 
 
-def connect_attempts(logs: list[dict[str, Any]]) -> int:
+def connect_attempts(logs: Sequence[MutableMapping[str, Any]]) -> int:
     return sum(1 for entry in logs if entry["event"] == "driver.connect_attempt")
 
 

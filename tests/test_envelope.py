@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
@@ -13,10 +14,10 @@ from browser_core import neutralize, parse_envelope, wrap_untrusted
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
 
-def wrap(body: str, **kw: object) -> str:
+def wrap(body: str, **kw: Any) -> str:
     text, _ = wrap_untrusted(
         body, provider="google", sources=["https://a.example/x"], retrieved_at=NOW, **kw
-    )  # type: ignore[arg-type]
+    )
     return text
 
 

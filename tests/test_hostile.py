@@ -289,7 +289,8 @@ def test_a_hosts_file_name_in_any_spelling_is_refused(site: Stage, form: str) ->
     finally:
         tool.close()
     assert [(h.provider, h.failure_kind) for h in walk.chain] == [("policy", "blocked-url")]
-    assert "resolved from the name" in walk.chain[0].detail
+    detail = walk.chain[0].detail
+    assert detail is not None and "resolved from the name" in detail
 
 
 @pytest.mark.parametrize(

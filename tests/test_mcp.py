@@ -135,6 +135,7 @@ def test_stdio_lists_six_tools_with_schemas_and_annotations(
         assert notes is not None
         assert notes.openWorldHint is True and notes.destructiveHint is False
         assert notes.readOnlyHint is (tool.name == "status")
+    assert browse.description is not None and tools["play"].description is not None
     assert "UNTRUSTED WEB EXTRACT" in browse.description
     assert "stream" in tools["play"].description
 

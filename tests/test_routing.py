@@ -76,6 +76,7 @@ def test_routing_matrix(
         assert walk.result is None or refused
         if action == "play" and not (flag and (broadcasting if broadcasting is not None else flag)):
             assert refused, "a play without a live broadcast is refused with a reply"
+            assert walk.result is not None  # implied by `refused`; narrows the type
             assert ("disabled" in walk.result.reply_text) == (not flag)
     else:
         assert walk.result is not None and walk.result.success

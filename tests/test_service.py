@@ -295,7 +295,8 @@ def test_a_full_queue_answers_429_at_once_and_sigterm_drains_the_line_and_exits_
         assert wait_until(lambda: service.events("service.draining") != [])
         status, headers, _ = _raw(service, "POST", "/v1/browse", body=b'{"query": "next"}')
         assert status == 503 and headers["retry-after"]
-        a.join(30), b.join(30)
+        a.join(30)
+        b.join(30)
         assert running["status"] == 200 and running["answer"]["result"]["success"] is True
         assert waiting["status"] == 503
         assert service.proc.wait(30) == 0

@@ -38,6 +38,7 @@ def _private_imports(path: Path) -> list[str]:
         elif isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         for name in names:
+            assert isinstance(node, ast.ImportFrom | ast.Import)  # names come only from these
             parts = name.split(".")
             private = any(part.startswith("_") for part in parts[1:])
             if parts[0] in PACKAGES and parts[0] != own and private:
