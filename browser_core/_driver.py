@@ -70,8 +70,9 @@ _SETTLE_POLL_S = 0.15
 # A tab whose page does not run `1` within this is wedged (a busy loop): it is replaced.
 _RESPONSIVE_S = 1.0
 # Playwright keeps every request, response and route of a connection alive (up to 10,000 of
-# each, on both sides): reattach every this many operations so memory stays flat over days
-# (one reattach costs about 0.1 s; see docs/performance.md, "Soak").
+# each, on both sides) and its Node driver's heap creeps: every this many operations, drop
+# the connection and stop the driver; the next operation starts a fresh one and reattaches
+# to the same tab (about 0.5-0.8 s, once; see docs/performance.md, "Soak").
 RECYCLE_OPS = 200
 _CDP_HINT = "start it with `stream-browser chrome` (or run Chrome with --remote-debugging-port)"
 
@@ -379,11 +380,17 @@ class Driver:
             self._raise_for(op, exc, await self._after_error(op, exc))
 
     async def _recycle_now_and_then(self) -> None:
-        """Drop the connection every RECYCLE_OPS operations; the next one reattaches."""
+        """Every RECYCLE_OPS operations drop the connection and stop the Playwright driver
+        (Chrome, its tabs and a playing video stay); the next operation reattaches."""
         self._ops_done += 1
-        if self._ops_done % RECYCLE_OPS == 0:
-            log.info("driver.connection_recycled", ops=self._ops_done)
-            await self._drop()
+        if self._ops_done % RECYCLE_OPS:
+            return
+        log.info("driver.connection_recycled", ops=self._ops_done)
+        await self._drop()
+        pw, self._pw = self._pw, None
+        if pw is not None:
+            with contextlib.suppress(TimeoutError, PlaywrightError):
+                await asyncio.wait_for(pw.stop(), 5)
 
     async def _after_error(self, op: str, exc: PlaywrightError) -> ErrorClass:
         kind = classify_error(exc)

@@ -44,8 +44,8 @@ def test_trim_heap_returns_freed_memory_without_failing() -> None:
 def test_the_driver_reattaches_every_recycle_ops_and_keeps_its_tab(
     sync_driver: SyncDriver, http: LocalServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Dropping the connection frees what Playwright keeps per request; the owned tab (and
-    whatever it shows) stays, and the next operation reattaches to it."""
+    """Dropping the connection and the Playwright driver frees what Playwright keeps per
+    request; the owned tab (and whatever it shows) stays, and the next operation reattaches."""
     monkeypatch.setattr(_driver, "RECYCLE_OPS", 3)
     url = http.route("/recycle", Reply("<html><body><p>still here</p></body></html>"))
 
@@ -58,6 +58,6 @@ def test_the_driver_reattaches_every_recycle_ops_and_keeps_its_tab(
     tab = drv._target_id
     assert drv.connected
     sync_driver.run("visit", visit)  # the third operation recycles the connection after it
-    assert not drv.connected
+    assert not drv.connected and drv._pw is None  # the Playwright driver process is stopped
     assert sync_driver.run("visit", visit) == "still here"
     assert drv.connected and drv._target_id == tab
