@@ -25,6 +25,7 @@ from tests._service_proc import (  # noqa: F401 (shared_service is a fixture)
     ServiceProc,
     clean_env,
     shared_service,
+    wait_until,
 )
 
 NO_ENV = ["--env-file", "/nonexistent/.env"]
@@ -114,7 +115,8 @@ def test_ask_through_the_service_prints_what_the_brain_gets(
     answer = json.loads(capsys.readouterr().out)
     assert code == 1 and answer["ok"] is False and answer["result"] is None
     assert answer["chain"][0]["failure_kind"] == "gemini-cli-missing"
-    assert len(svc.events("service.turn")) == turns + 1  # it went through the service
+    # it went through the service (the event is written after the answer: wait for it)
+    assert wait_until(lambda: len(svc.events("service.turn")) == turns + 1, timeout=5)
 
 
 def test_local_runs_in_process_even_with_a_service(
