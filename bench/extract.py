@@ -240,7 +240,10 @@ def print_aeb(pages: list[Page], folds: int, seed: int) -> None:
 def print_segments(pages: list[Page]) -> None:
     print(f"\ntrafilatura-eval: {len(pages)} pages (with/without segments; never tuned on)")
     print(f"{'extractor':44} {'precision':>9} {'recall':>7} {'F1':>6}")
-    rows = [("trafilatura.extract (plain)", plain), ("ours (extract_article)", ours)]
+    rows: list[tuple[str, Callable[[Page], str]]] = [
+        ("trafilatura.extract (plain)", plain),
+        ("ours (extract_article)", ours),
+    ]
     rows += [(f"  {_name(c)}", chooser(c)) for c in ((False, 0), (True, 0), (True, 10**9))]
     for name, extract in rows:
         p, r, f = score_segments(pages, extract)
