@@ -21,6 +21,7 @@ def _ratio(output: str, name: str) -> float:
     return float(match.group(1))
 
 
+@pytest.mark.slow
 def test_the_bench_smoke_run_prints_the_table_and_the_ratios() -> None:
     rows = "1,2,3,4,5,6" if NODE_READY else "1,3,4,5,6"
     proc = subprocess.run(

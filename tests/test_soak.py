@@ -3,9 +3,12 @@ tool on locally served pages. No operation may fail and no tab may be left behin
 
 from __future__ import annotations
 
+import pytest
+
 from bench.soak import KINDS, run_soak
 
 
+@pytest.mark.slow
 def test_forty_mixed_operations_leave_no_failure_and_no_extra_tab() -> None:
     report = run_soak(40, seed=3)
     assert report.failures == []
