@@ -303,7 +303,7 @@ def stop_pid(pid: int, timeout: float = 5.0) -> bool:
         try:
             done, _ = os.waitpid(pid, os.WNOHANG)
         except ChildProcessError:
-            done = pid if not _alive(pid) else 0
+            done = pid if not pid_alive(pid) else 0
         if done:
             return True
         time.sleep(0.05)
@@ -311,14 +311,19 @@ def stop_pid(pid: int, timeout: float = 5.0) -> bool:
     return True
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """True while `pid` runs (a zombie waiting to be reaped counts as gone)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
 
 
 def with_suppress_kill(pid: int) -> None:

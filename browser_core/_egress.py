@@ -30,6 +30,7 @@ from urllib.parse import urlsplit
 
 import structlog
 
+from ._chrome import pid_alive
 from ._policy import address_reason, host_allowed, name_reason
 
 if TYPE_CHECKING:
@@ -333,21 +334,6 @@ def egress_status(settings: Settings) -> EgressStatus:
 
 
 # -- the process ------------------------------------------------------------------------------
-
-
-def pid_alive(pid: int) -> bool:
-    """True while `pid` runs (a zombie waiting to be reaped counts as gone)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        with open(f"/proc/{pid}/stat", encoding="utf-8") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
 
 
 async def _watch(pid: int, stop: asyncio.Event) -> None:

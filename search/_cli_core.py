@@ -153,6 +153,16 @@ def refuse_off_air(settings: Settings, command: str) -> bool:
     return True
 
 
+def _screen_settings(args: argparse.Namespace, app: Any, command: str, arg: str) -> Settings | int:
+    """Settings for a command that drives the screen, or its exit code when it may not run
+    (a bad setting: 2; broadcasting disabled: 1)."""
+    try:
+        settings = _settings(args, app, command, arg)
+    except StreamBrowserError as exc:
+        return _fail(exc)
+    return EXIT_FAILED if refuse_off_air(settings, command) else settings
+
+
 def _fail(exc: StreamBrowserError) -> int:
     print(f"stream-browser: {exc.kind}: {exc}", file=sys.stderr)
     return EXIT_USAGE if isinstance(exc, SettingsError) else EXIT_FAILED  # a bad setting: 2
@@ -242,12 +252,9 @@ def cmd_search(args: argparse.Namespace, app: Any) -> int:
 
     if _empty(args.query, "search"):
         return EXIT_USAGE
-    try:
-        settings = _settings(args, app, "search", args.query)
-    except StreamBrowserError as exc:
-        return _fail(exc)
-    if refuse_off_air(settings, "search"):
-        return EXIT_FAILED
+    settings = _screen_settings(args, app, "search", args.query)
+    if isinstance(settings, int):
+        return settings
     driver = _driver(args, settings)
     try:
         serp, reads = _run(
@@ -270,12 +277,9 @@ def cmd_search(args: argparse.Namespace, app: Any) -> int:
 def cmd_read(args: argparse.Namespace, app: Any) -> int:
     from search.providers.read import describe, read_page
 
-    try:
-        settings = _settings(args, app, "read", args.url)
-    except StreamBrowserError as exc:
-        return _fail(exc)
-    if refuse_off_air(settings, "read"):
-        return EXIT_FAILED
+    settings = _screen_settings(args, app, "read", args.url)
+    if isinstance(settings, int):
+        return settings
     driver = _driver(args, settings)
     try:
         read = _run(driver, lambda: read_page(driver, args.url, settings))
@@ -290,12 +294,9 @@ def cmd_play(args: argparse.Namespace, app: Any) -> int:
 
     if _empty(args.target, "play"):
         return EXIT_USAGE
-    try:
-        settings = _settings(args, app, "play", args.target)
-    except StreamBrowserError as exc:
-        return _fail(exc)
-    if refuse_off_air(settings, "play"):
-        return EXIT_FAILED
+    settings = _screen_settings(args, app, "play", args.target)
+    if isinstance(settings, int):
+        return settings
     driver = _driver(args, settings)
     try:
         status = _run(driver, lambda: play(driver, args.target, settings))
