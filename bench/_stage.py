@@ -30,6 +30,27 @@ class Stage:
     def endpoint(self) -> str:
         return self.chrome.endpoint
 
+    def child_env(self, state: str, gemini: str, **extra: str) -> dict[str, str]:
+        """The environment for a `stream-browser` child process on this stage: this Chrome,
+        the local server allowed, its own state folder, and nothing of the caller's settings
+        or keys."""
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.endswith("_API_KEY") and not k.startswith(("SB_", "GEMINI_", "CDP_"))
+        }
+        env.update(
+            {
+                "CDP_PORT": str(self.chrome.port),
+                "SB_ALLOW_HOSTS": "127.0.0.1",
+                "SB_STATE_DIR": str(self.tmp / state),
+                "SB_LOG_LEVEL": "warning",
+                "GEMINI_CLI": str(self.tmp / gemini),
+                **extra,
+            }
+        )
+        return env
+
     def restart_chrome(self) -> ChromeProcess:
         """Start Chrome again on the same port and profile (after a kill)."""
         self.chrome = launch_chrome(

@@ -142,21 +142,7 @@ class WarmRow:
 
 
 def _child_env(stage: Stage) -> dict[str, str]:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.endswith("_API_KEY") and not k.startswith(("SB_", "GEMINI_", "CDP_"))
-    }
-    env.update(
-        {
-            "CDP_PORT": str(stage.chrome.port),
-            "SB_ALLOW_HOSTS": "127.0.0.1",
-            "SB_STATE_DIR": str(stage.tmp / "state-cli"),
-            "SB_LOG_LEVEL": "warning",
-            "GEMINI_CLI": str(stage.tmp / "no-gemini-in-the-bench"),
-        }
-    )
-    return env
+    return stage.child_env("state-cli", "no-gemini-in-the-bench")
 
 
 class ProcessRow:

@@ -10,7 +10,6 @@ tab get a Chromium of their own per test.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import time
 from collections.abc import Iterator
@@ -93,21 +92,7 @@ def served_queries(site: Stage) -> list[str]:
 
 
 def run_cli(site: Stage, *argv: str, **env: str) -> subprocess.CompletedProcess[str]:
-    clean = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.endswith("_API_KEY") and not k.startswith(("SB_", "GEMINI_", "CDP_"))
-    }
-    clean.update(
-        {
-            "CDP_PORT": str(site.chrome.port),
-            "SB_ALLOW_HOSTS": "127.0.0.1",
-            "SB_STATE_DIR": str(site.tmp / "cli-state"),
-            "SB_LOG_LEVEL": "warning",
-            "GEMINI_CLI": str(site.tmp / "no-gemini-here"),
-            **env,
-        }
-    )
+    clean = site.child_env("cli-state", "no-gemini-here", **env)
     return subprocess.run(
         [str(SB), "--env-file", str(site.tmp / "no.env"), *argv],
         capture_output=True,
