@@ -3,7 +3,9 @@ benchmark cannot rot: it must print both rows, the cross-validated F1 and the ti
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -50,3 +52,33 @@ def test_a_missing_benchmark_folder_is_a_usage_error(tmp_path: Path) -> None:
     )
     assert proc.returncode == 2
     assert "no scrapinghub-aeb/ground-truth.json" in proc.stderr
+
+
+def test_held_out_pages_are_scored_without_the_development_pages(tmp_path: Path) -> None:
+    """`--held-out` scores only pages the settings never saw: given the whole benchmark
+    folder, the development pages in it are skipped, not scored twice."""
+    subset = ROOT / "tests" / "fixtures" / "articles" / "scrapinghub-aeb"
+    truth = json.loads((subset / "ground-truth.json").read_text(encoding="utf-8"))
+    dev = tmp_path / "articles" / "scrapinghub-aeb"
+    (dev / "html").mkdir(parents=True)
+    pages = sorted((subset / "html").iterdir())[:5]
+    for page in pages:
+        shutil.copy(page, dev / "html" / page.name)
+    keys = {page.name.split(".")[0] for page in pages}
+    kept = {key: value for key, value in truth.items() if key in keys}
+    (dev / "ground-truth.json").write_text(json.dumps(kept), encoding="utf-8")
+    bench = str(ROOT / "bench" / "extract.py")
+    proc = subprocess.run(
+        [sys.executable, bench, str(tmp_path), "--held-out", str(subset)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = proc.stdout
+    assert "scrapinghub-aeb: 5 development pages" in out
+    assert "held out: 3 pages never tuned on" in out
+    held = out[out.index("held out:") :]
+    assert re.search(r"^ours \(extract_article\)\s+[\d.]+\s+[\d.]+\s+0\.\d{3}$", held, re.M)
