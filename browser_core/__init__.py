@@ -14,11 +14,11 @@ from ._chrome import (
 from ._driver import Deadline, Driver, NavOutcome
 from ._egress import egress_status
 from ._envelope import (
+    Answer,
     Envelope,
-    envelope_result,
     neutralize,
     parse_envelope,
-    with_note,
+    wrap_answer,
     wrap_untrusted,
 )
 from ._errors import (
@@ -40,6 +40,7 @@ from ._settings import Settings, build_settings, load_settings
 from ._sync import LoopThread, SyncDriver, shared_loop
 
 __all__ = [
+    "Answer",
     "BlockedUrl",
     "CdpUnreachable",
     "ChromeProcess",
@@ -67,7 +68,6 @@ __all__ = [
     "check_url",
     "configure_logging",
     "egress_status",
-    "envelope_result",
     "is_allowed",
     "launch_chrome",
     "load_settings",
@@ -80,6 +80,6 @@ __all__ = [
     "state_file",
     "stop_pid",
     "trim_heap",
-    "with_note",
+    "wrap_answer",
     "wrap_untrusted",
 ]

@@ -134,6 +134,28 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+# Processes started here that outlive the call that started them (Chrome, Xvfb, the egress
+# guard). Each `Popen` is kept until its process is reaped: one collected while its process
+# runs warns (ResourceWarning) and leaves the reaping to chance. `stop_pid` reaps and forgets.
+_DETACHED: dict[int, subprocess.Popen[bytes]] = {}
+
+
+def _keep(proc: subprocess.Popen[bytes]) -> int:
+    """Keep `proc` until it is reaped (reaping any kept process that has ended); its pid."""
+    for pid, other in list(_DETACHED.items()):
+        if other.poll() is not None:
+            _DETACHED.pop(pid, None)
+    _DETACHED[proc.pid] = proc
+    return proc.pid
+
+
+def _forget(pid: int) -> None:
+    proc = _DETACHED.pop(pid, None)
+    if proc is not None:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(1.0)  # reaps it, if `stop_pid` did not already
+
+
 def _start_xvfb(display: str) -> int | None:
     """Start Xvfb on `display` unless one already answers there; return its pid."""
     number = display.lstrip(":").split(".")[0]
@@ -151,9 +173,10 @@ def _start_xvfb(display: str) -> int | None:
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
+    _keep(proc)
     for _ in range(50):
         if Path(f"/tmp/.X11-unix/X{number}").exists():
-            return proc.pid
+            break
         time.sleep(0.05)
     return proc.pid
 
@@ -206,13 +229,13 @@ def start_egress_guard(
     finally:
         if log_path:
             log_file.close()  # type: ignore[union-attr]
+    _keep(proc)
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline and proc.poll() is None:
         with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", proxy_port), 0.2):
             return proc.pid
         time.sleep(0.05)
-    with contextlib.suppress(ProcessLookupError):
-        proc.kill()
+    stop_pid(proc.pid)
     raise StreamBrowserError(
         f"the egress guard did not start on 127.0.0.1:{proxy_port}",
         hint=f"see {log_path or 'its log'}; is the port in use? try again",
@@ -257,6 +280,7 @@ def launch_chrome(
         env=_chrome_env(display),
         start_new_session=True,
     )
+    _keep(proc)
     endpoint = f"http://127.0.0.1:{port}"
     egress_pid = None
     if proxy_port is not None:
@@ -294,6 +318,13 @@ def launch_chrome(
 
 def stop_pid(pid: int, timeout: float = 5.0) -> bool:
     """Terminate a process group we started; True if something was stopped."""
+    try:
+        return _stop_group(pid, timeout)
+    finally:
+        _forget(pid)
+
+
+def _stop_group(pid: int, timeout: float) -> bool:
     try:
         os.killpg(pid, signal.SIGTERM)
     except (ProcessLookupError, PermissionError):

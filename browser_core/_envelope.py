@@ -11,10 +11,11 @@ from __future__ import annotations
 import re
 import secrets
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ._errors import FailureKind
 from ._lookalike import has_hazard, neutralize
 from ._results import Source, ToolExecutionResult, utcnow
 
@@ -81,14 +82,18 @@ def wrap_untrusted(
     retrieved_at: datetime,
     max_chars: int = 8000,
     nonce: str | None = None,
+    note: str | None = None,
 ) -> tuple[str, bool]:
     """Return (envelope text, truncated). The whole envelope, fences and header lines
     included, fits in `max_chars` (from 500 up); the body, then the sources, give way first.
+    `note` is the tool's own word to the brain (trusted, speakable): a `note:` header line.
     """
     nonce = nonce or secrets.token_hex(8)
     provider_line, _ = cut(_one_line(provider), 80)
+    note_lines = [f"note: {cut(_one_line(note), 300)[0]}"] if note else []
     fixed = [
         _OPEN.format(nonce=nonce),
+        *note_lines,
         f"provider: {provider_line}",
         f"retrieved: {retrieved_at.isoformat(timespec='seconds')}",
         f"notice: {NOTICE}",
@@ -103,7 +108,8 @@ def wrap_untrusted(
     shown_sources, cut_sources = cut(listed, sources_room, total=listed_total)
     body_room = room - len(shown_sources) - 1
     shown_body, cut_body = cut(clean, body_room, joiner="\n", total=body_total)
-    lines = [*fixed[:3], f"sources: {shown_sources}", *fixed[3:5], shown_body, fixed[5]]
+    head = 3 + len(note_lines)  # the open fence, the note, provider and retrieved lines
+    lines = [*fixed[:head], f"sources: {shown_sources}", *fixed[head:-1], shown_body, fixed[-1]]
     return "\n".join(lines), cut_sources or cut_body
 
 
@@ -129,48 +135,54 @@ def parse_envelope(text: str) -> Envelope:
     return Envelope(nonce=nonce, header=header, body=body)
 
 
-def envelope_result(
-    body: str,
+@dataclass(frozen=True)
+class Answer:
+    """What a provider found, before the tool wraps it: the body (web text, untrusted), its
+    sources and structured data. `by` names who answered when that is not the provider's
+    registry name (Gemini: "gemini-cli" or "gemini-api"). `failure_kind` marks a hearable
+    failure, such as a video that did not start: the brain says so, and no fallback answers
+    in its place."""
+
+    body: str
+    sources: Sequence[Source] = ()
+    data: dict[str, Any] = field(default_factory=dict)
+    by: str | None = None
+    failure_kind: FailureKind | None = None
+
+
+def wrap_answer(
+    answer: Answer,
     *,
     provider: str,
     action: str,
     query: str = "",
-    sources: Sequence[Source] = (),
-    data: dict[str, Any] | None = None,
     max_chars: int = 8000,
     elapsed_ms: int = 0,
+    note: str | None = None,
 ) -> ToolExecutionResult:
-    """Build the successful `ToolExecutionResult` for a provider: body wrapped in the envelope."""
+    """The brain-facing result for an answer: its body wrapped in the envelope (with the
+    tool's `note` in the header, inside the budget). The one place a result is built."""
     retrieved_at = utcnow()
+    by = answer.by or provider
     text, truncated = wrap_untrusted(
-        body,
-        provider=provider,
-        sources=[s.url for s in sources],
+        answer.body,
+        provider=by,
+        sources=[s.url for s in answer.sources],
         retrieved_at=retrieved_at,
         max_chars=max_chars,
+        note=note,
     )
     return ToolExecutionResult(
-        success=True,
+        success=answer.failure_kind is None,
+        failure_kind=answer.failure_kind,
         reply_text=text,
-        provider=provider,
+        provider=by,
         action=action,
         query=query,
-        sources=list(sources),
-        data=data or {},
+        sources=list(answer.sources),
+        data=answer.data,
         elapsed_ms=elapsed_ms,
         retrieved_at=retrieved_at,
         truncated=truncated,
+        note=note,
     )
-
-
-def with_note(result: ToolExecutionResult, note: str) -> ToolExecutionResult:
-    """Add the tool's own note (trusted, speakable) to a result: in `note`, and as a `note:`
-    line in the envelope header, where the brain reads it outside the untrusted body."""
-    line = f"note: {_one_line(note)}"
-    text = result.reply_text
-    head, sep, rest = text.partition("\nprovider: ")
-    if sep and head.startswith("<<<" + FENCE_WORD):
-        text = f"{head}\n{line}{sep}{rest}"
-    else:  # not an envelope (a refusal): the note is plain speakable text too
-        text = f"{text}\n{note}".strip()
-    return result.model_copy(update={"note": note, "reply_text": text})

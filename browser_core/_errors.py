@@ -37,6 +37,7 @@ class FailureKind(StrEnum):
     # the broadcast Chrome
     CDP_UNREACHABLE = "cdp-unreachable"
     NAVIGATION_FAILED = "navigation-failed"
+    HTTP_ERROR = "http-error"
     BLOCKED_URL = "blocked-url"
     BLOCKED = "blocked"
     CAPTCHA = "captcha"

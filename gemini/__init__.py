@@ -18,6 +18,7 @@ from ._models import Citation, GeminiAnswer, render_answer
 from ._rest import ask_rest
 from ._search import (
     acli_search,
+    answer_of,
     arest_search,
     asearch,
     ask,
@@ -42,6 +43,7 @@ __all__ = [
     "GeminiUnavailable",
     "GeminiUntrusted",
     "acli_search",
+    "answer_of",
     "arest_search",
     "asearch",
     "ask",

@@ -12,7 +12,7 @@ from typing import Any
 
 import structlog
 
-from browser_core import FailureKind, Settings, ToolExecutionResult, envelope_result
+from browser_core import Answer, FailureKind, Settings, ToolExecutionResult, wrap_answer
 
 from ._cli import ask_cli
 from ._errors import GeminiError
@@ -44,15 +44,23 @@ def to_result(
     answer: GeminiAnswer, settings: Settings, query: str, elapsed_ms: int
 ) -> ToolExecutionResult:
     """The brain-facing envelope for an answer."""
-    return envelope_result(
-        render_answer(answer),
+    return wrap_answer(
+        answer_of(answer),
         provider=provider_name(answer.auth),
         action="search",
         query=query,
-        sources=answer.sources,
         max_chars=settings.envelope_max_chars,
-        data={"search_queries": answer.search_queries, "model": answer.model},
         elapsed_ms=elapsed_ms,
+    )
+
+
+def answer_of(answer: GeminiAnswer) -> Answer:
+    """A Gemini answer as a provider's `Answer` (named for the path that gave it)."""
+    return Answer(
+        render_answer(answer),
+        answer.sources,
+        {"search_queries": answer.search_queries, "model": answer.model},
+        by=provider_name(answer.auth),
     )
 
 

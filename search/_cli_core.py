@@ -7,13 +7,8 @@ every time, remembered in the state dir) and leaves Chrome running when it exits
 from __future__ import annotations
 
 import argparse
-import asyncio
-import json
 import sys
-from collections.abc import Awaitable, Callable
 from typing import Any
-
-from pydantic import BaseModel
 
 from browser_core import (
     CdpUnreachable,
@@ -130,16 +125,6 @@ def _settings(args: argparse.Namespace, app: Any, action: str | None, arg: str) 
     return plan.settings
 
 
-def _run(driver: Driver, make: Callable[[], Awaitable[Any]]) -> Any:
-    async def main() -> Any:
-        try:
-            return await make()
-        finally:
-            await driver.close()
-
-    return asyncio.run(main())
-
-
 def refuse_off_air(settings: Settings, command: str) -> bool:
     """STREAM_BROWSER=false: a command that would drive the screen refuses, saying why."""
     if settings.stream_browser:
@@ -166,14 +151,6 @@ def _screen_settings(args: argparse.Namespace, app: Any, command: str, arg: str)
 def _fail(exc: StreamBrowserError) -> int:
     print(f"stream-browser: {exc.kind}: {exc}", file=sys.stderr)
     return EXIT_USAGE if isinstance(exc, SettingsError) else EXIT_FAILED  # a bad setting: 2
-
-
-def _emit(args: argparse.Namespace, payload: BaseModel | dict[str, Any], text: str) -> None:
-    if args.json:
-        data = payload.model_dump(mode="json") if isinstance(payload, BaseModel) else payload
-        print(json.dumps(data, ensure_ascii=False, indent=None))
-    else:
-        print(text)
 
 
 # -- commands -------------------------------------------------------------------------------
@@ -247,132 +224,84 @@ def _empty(text: str, command: str) -> bool:
     return True
 
 
-def cmd_search(args: argparse.Namespace, app: Any) -> int:
-    from search.providers.google import google_search, render_serp
+def _through_tool(
+    args: argparse.Namespace,
+    settings: Settings,
+    action: str,
+    query: str,
+    *,
+    url: str | None = None,
+    read_top: int = 0,
+    broadcasting: bool | None = None,
+) -> int:
+    """Run one action in-process through the tool's registry and routing (what the brain
+    and the service get) and print it as the service path does. With `--replay`, Gemini is
+    the recorded session's stand-in: a replay never leaves the machine."""
+    from search._cli_remote import print_answer
+    from search._recordings import OfflineGemini
+    from search._tool import BrowseTool, default_registry
 
-    if _empty(args.query, "search"):
-        return EXIT_USAGE
-    settings = _screen_settings(args, app, "search", args.query)
-    if isinstance(settings, int):
-        return settings
     driver = _driver(args, settings)
+    gemini = OfflineGemini() if getattr(args, "replay", None) else None
+    tool = BrowseTool(settings, driver=driver, registry=default_registry(driver, gemini))
+    ctx = ToolContext(broadcasting=broadcasting)
     try:
-        serp, reads = _run(
-            driver, lambda: google_search(driver, args.query, settings, read_top=args.read_top)
-        )
-    except StreamBrowserError as exc:
-        return _fail(exc)
-    payload = {
-        "query": args.query,
-        **serp.model_dump(mode="json"),
-        "reads": [r.model_dump(mode="json") for r in reads],
-    }
-    _emit(args, payload, render_serp(serp, reads, settings.max_results))
-    if serp.blocked:
-        print(f"stream-browser: Google showed its {serp.blocked} page", file=sys.stderr)
-        return EXIT_FAILED
-    return EXIT_OK
-
-
-def cmd_read(args: argparse.Namespace, app: Any) -> int:
-    from search.providers.read import describe, read_page
-
-    settings = _screen_settings(args, app, "read", args.url)
-    if isinstance(settings, int):
-        return settings
-    driver = _driver(args, settings)
-    try:
-        read = _run(driver, lambda: read_page(driver, args.url, settings))
-    except StreamBrowserError as exc:
-        return _fail(exc)
-    _emit(args, read, describe(read))
-    return EXIT_OK if read.outcome == "ok" else EXIT_FAILED
-
-
-def cmd_play(args: argparse.Namespace, app: Any) -> int:
-    from search.providers.youtube import describe, play
-
-    if _empty(args.target, "play"):
-        return EXIT_USAGE
-    settings = _screen_settings(args, app, "play", args.target)
-    if isinstance(settings, int):
-        return settings
-    driver = _driver(args, settings)
-    try:
-        status = _run(driver, lambda: play(driver, args.target, settings))
-    except StreamBrowserError as exc:
-        return _fail(exc)
-    _emit(args, status, describe(status))
-    return EXIT_OK if status.playing else EXIT_FAILED
-
-
-def cmd_control(args: argparse.Namespace, app: Any) -> int:
-    from search.providers.youtube import control
-
-    settings: Settings = app.settings
-    if args.control != "status" and refuse_off_air(settings, args.control):
-        return EXIT_FAILED
-    driver = Driver(settings)
-    try:
-        status = _run(driver, lambda: control(driver, args.control, settings))
-    except StreamBrowserError as exc:
-        return _fail(exc)
-    if status.video_id:
-        state = "playing" if status.playing else "paused"
-        text = f"{state}: {status.title} at {status.position_s:.0f} s ({status.url})"
-    else:
-        text = "nothing is playing"
-    _emit(args, status, text)
-    return EXIT_OK
-
-
-def cmd_ask(args: argparse.Namespace, app: Any) -> int:
-    from search._tool import BrowseTool
-
-    action = None if args.action == "auto" else args.action
-    try:
-        settings = _settings(args, app, action, args.url or args.query)
-    except StreamBrowserError as exc:
-        return _fail(exc)
-    broadcasting = {"true": True, "false": False, "none": None}[args.broadcasting]
-    tool = BrowseTool(settings, driver=_driver(args, settings))
-    try:
-        walk = tool.run_sync(
-            args.query, action=args.action, url=args.url, ctx=ToolContext(broadcasting=broadcasting)
-        )
+        walk = tool.run_sync(query, action=action, url=url, ctx=ctx, read_top=read_top)
     except ValueError as exc:
         print(f"stream-browser: {exc}", file=sys.stderr)
         return EXIT_USAGE
     finally:
         tool.close()
     result = walk.result
-    if args.json:
-        print(
-            json.dumps(
-                {
-                    "ok": result is not None and result.success,
-                    "result": result.model_dump(mode="json") if result else None,
-                    "chain": [hop.model_dump() for hop in walk.chain],
-                },
-                ensure_ascii=False,
-            )
-        )
-    elif result is not None:
-        print(result.reply_text)
-    for hop in walk.chain:
-        if not hop.ok:
-            print(
-                f"  {hop.provider}: {hop.failure_kind} after {hop.elapsed_ms} ms"
-                + (f" ({hop.detail})" if hop.detail else ""),
-                file=sys.stderr,
-            )
-    if result is None:
-        print(
-            "stream-browser: every provider failed; the brain would fall back to its own search",
-            file=sys.stderr,
-        )
+    answer = {
+        "result": result.model_dump(mode="json") if result else None,
+        "chain": [hop.model_dump(mode="json") for hop in walk.chain],
+    }
+    return print_answer(args, answer)
+
+
+def cmd_search(args: argparse.Namespace, app: Any) -> int:
+    if _empty(args.query, "search"):
+        return EXIT_USAGE
+    settings = _screen_settings(args, app, "search", args.query)
+    if isinstance(settings, int):
+        return settings
+    return _through_tool(args, settings, "search", args.query, read_top=args.read_top)
+
+
+def cmd_read(args: argparse.Namespace, app: Any) -> int:
+    settings = _screen_settings(args, app, "read", args.url)
+    if isinstance(settings, int):
+        return settings
+    return _through_tool(args, settings, "read", args.url, url=args.url)
+
+
+def cmd_play(args: argparse.Namespace, app: Any) -> int:
+    if _empty(args.target, "play"):
+        return EXIT_USAGE
+    settings = _screen_settings(args, app, "play", args.target)
+    if isinstance(settings, int):
+        return settings
+    return _through_tool(args, settings, "play", args.target)
+
+
+def cmd_control(args: argparse.Namespace, app: Any) -> int:
+    settings: Settings = app.settings
+    if args.control != "status" and refuse_off_air(settings, args.control):
         return EXIT_FAILED
-    return EXIT_OK if result.success else EXIT_FAILED
+    return _through_tool(args, settings, args.control, "")
+
+
+def cmd_ask(args: argparse.Namespace, app: Any) -> int:
+    action = None if args.action == "auto" else args.action
+    try:
+        settings = _settings(args, app, action, args.url or args.query)
+    except StreamBrowserError as exc:
+        return _fail(exc)
+    broadcasting = {"true": True, "false": False, "none": None}[args.broadcasting]
+    return _through_tool(
+        args, settings, args.action, args.query, url=args.url, broadcasting=broadcasting
+    )
 
 
 # -- doctor ---------------------------------------------------------------------------------

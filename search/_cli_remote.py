@@ -153,7 +153,7 @@ def _call(args: argparse.Namespace, service: client.Service, explicit: bool) -> 
         return EXIT_FAILED
     if status != 200 or not isinstance(data, dict):
         return _refused(status, data)
-    return _print(args, data)
+    return print_answer(args, data)
 
 
 def _refused(status: int, data: dict[str, Any] | str) -> int:
@@ -162,7 +162,9 @@ def _refused(status: int, data: dict[str, Any] | str) -> int:
     return EXIT_USAGE if status == 422 else EXIT_FAILED
 
 
-def _print(args: argparse.Namespace, answer: dict[str, Any]) -> int:
+def print_answer(args: argparse.Namespace, answer: dict[str, Any]) -> int:
+    """Print what the tool answered (`{"result", "chain"}`), the same through the service
+    and in-process; the exit code says whether it succeeded."""
     result = answer.get("result")
     chain = answer.get("chain") or []
     if args.json:
@@ -172,9 +174,10 @@ def _print(args: argparse.Namespace, answer: dict[str, Any]) -> int:
     for hop in chain:
         if not hop.get("ok"):
             detail = f" ({hop['detail']})" if hop.get("detail") else ""
+            fix = f"; {hop['hint']}" if hop.get("hint") else ""
             print(
                 f"  {hop.get('provider')}: {hop.get('failure_kind')} after "
-                f"{hop.get('elapsed_ms')} ms{detail}",
+                f"{hop.get('elapsed_ms')} ms{detail}{fix}",
                 file=sys.stderr,
             )
     if not isinstance(result, dict):
@@ -192,8 +195,8 @@ def _json_payload(
     """`ask --json` prints what the brain gets; the others print the action's data, the
     same shape as their in-process `--json`."""
     ok = isinstance(result, dict) and bool(result.get("success"))
-    if args.command == "ask" or not isinstance(result, dict):
-        return {"ok": ok, "result": result, "chain": chain}
+    if args.command == "ask" or not isinstance(result, dict) or not result.get("data"):
+        return {"ok": ok, "result": result, "chain": chain}  # a refusal has no data: why
     data = dict(result.get("data") or {})
     if args.command == "search":
         data = {"query": result.get("query", args.query), **data}

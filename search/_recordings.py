@@ -1,7 +1,7 @@
-"""Recorded sessions as regression cases: running an action the way the CLI does, a
-recording folder (`Case`), replaying it offline, and comparing outputs on the fields that
-stay stable between runs. Shared by `stream-browser record`, the recording scripts and
-`tests/test_recordings.py`.
+"""Recorded sessions as regression cases: running an action through the tool's registry and
+routing (so a recording pins exactly what the brain would receive), a recording folder
+(`Case`), replaying it offline, and comparing outputs on the fields that stay stable between
+runs. Shared by `stream-browser record`, the recording scripts and `tests/test_recordings.py`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,11 @@ from typing import Any
 import structlog
 
 from browser_core import (
+    Answer,
+    Deadline,
     Driver,
+    FailureKind,
+    ProviderError,
     Settings,
     StreamBrowserError,
 )
@@ -40,57 +44,73 @@ ACTION_OPTIONS = ("read_top",)
 TEXT_OVERLAP_MIN = 0.8
 
 
-# -- running an action the way the CLI does ---------------------------------------------------
+# -- running an action the way the brain's call does -------------------------------------------
 
 
 @dataclass(frozen=True)
 class ActionOutcome:
-    """An action's JSON output (the CLI's `--json`), its text form, and whether it succeeded."""
+    """What the brain would receive (`{"result", "chain"}`, the service's answer), the text
+    it would read, and whether the action succeeded."""
 
     payload: dict[str, Any]
     text: str
     ok: bool
 
 
-async def _search(driver: Driver, arg: str, settings: Settings, read_top: int) -> ActionOutcome:
-    from search.providers.google import google_search, render_serp
+class OfflineGemini:
+    """Gemini's place in a recorded session. A recording holds the screen's network, not
+    Gemini's: the hop fails and says so, and the chain shows where the brain falls back."""
 
-    serp, reads = await google_search(driver, arg, settings, read_top=read_top)
-    payload = {
-        "query": arg,
-        **serp.model_dump(mode="json"),
-        "reads": [r.model_dump(mode="json") for r in reads],
-    }
-    return ActionOutcome(payload, render_serp(serp, reads, settings.max_results), not serp.blocked)
+    name = "gemini"
+    actions = frozenset({"search", "read"})
 
-
-async def _read(driver: Driver, arg: str, settings: Settings, read_top: int) -> ActionOutcome:
-    from search.providers.read import describe, read_page
-
-    read = await read_page(driver, arg, settings)
-    return ActionOutcome(read.model_dump(mode="json"), describe(read), read.outcome == "ok")
-
-
-async def _play(driver: Driver, arg: str, settings: Settings, read_top: int) -> ActionOutcome:
-    from search.providers.youtube import describe, play
-
-    status = await play(driver, arg, settings)
-    return ActionOutcome(status.model_dump(mode="json"), describe(status), status.playing)
-
-
-_RUNNERS = {"search": _search, "read": _read, "play": _play}
+    async def run(self, request: Any, settings: Settings, deadline: Deadline) -> Answer:
+        raise ProviderError(
+            "Gemini is not part of a recorded session",
+            failure_kind=FailureKind.GEMINI_UNAVAILABLE,
+            hint="`stream-browser ask` without --replay asks Gemini",
+        )
 
 
 async def run_action(
     driver: Driver, action: str, arg: str, settings: Settings, *, read_top: int = 0
 ) -> ActionOutcome:
-    """Run `search`, `read` or `play` on the driver's owned tab; errors propagate."""
-    runner = _RUNNERS.get(action)
-    if runner is None:
+    """Run `search`, `read` or `play` through the tool's registry and routing, on air, with
+    the driver's owned tab; Gemini is `OfflineGemini` (a recording never reaches it)."""
+    from search._tool import BrowseTool, default_registry
+    from search._types import ToolContext
+
+    if action not in ACTIONS:
         raise StreamBrowserError(
             f"unknown action {action!r}", hint=f"use one of {', '.join(ACTIONS)}"
         )
-    return await runner(driver, arg, settings, read_top)
+    # No time is kept back for a Gemini that cannot answer: the screen gets the usual share.
+    settings = settings.model_copy(update={"gemini_min_s": 0.0})
+    tool = BrowseTool(settings, driver=driver, registry=default_registry(driver, OfflineGemini()))
+    walk = await tool.arun(
+        arg,
+        action=action,
+        url=arg if action == "read" else None,
+        ctx=ToolContext(broadcasting=True),
+        read_top=read_top,
+    )
+    result = walk.result
+    payload = {
+        "result": result.model_dump(mode="json") if result else None,
+        "chain": [hop.model_dump(mode="json") for hop in walk.chain],
+    }
+    text = result.reply_text if result else chain_text(walk.chain)
+    return ActionOutcome(payload, text, result is not None and result.success)
+
+
+def chain_text(chain: Any) -> str:
+    """Why no provider answered, one line per failed hop."""
+    lines = [
+        f"{hop.provider}: {hop.failure_kind}" + (f" ({hop.detail})" if hop.detail else "")
+        for hop in chain
+        if not hop.ok
+    ]
+    return "no answer: " + ("; ".join(lines) or "no provider tried")
 
 
 def error_payload(exc: StreamBrowserError) -> dict[str, Any]:
@@ -307,28 +327,40 @@ def _stable_read(read: dict[str, Any]) -> dict[str, Any]:
     return {k: read.get(k) for k in ("outcome", "status", "final_url", "title")}
 
 
+def _data(payload: dict[str, Any]) -> dict[str, Any]:
+    result = payload.get("result")
+    return dict(result.get("data") or {}) if isinstance(result, dict) else {}
+
+
 def stable_view(action: str, payload: dict[str, Any]) -> dict[str, Any]:
-    """The fields a replay must reproduce exactly (text is compared by overlap instead)."""
+    """The fields a replay must reproduce exactly (text is compared by overlap instead): who
+    answered, every hop's outcome, and the action's own facts."""
     if "error" in payload:
         return {"error": payload["error"].get("kind")}
+    result = payload.get("result")
+    view: dict[str, Any] = {
+        "hops": [[h.get("provider"), h.get("failure_kind")] for h in payload.get("chain", [])],
+    }
+    if not isinstance(result, dict):
+        return view
+    view |= {k: result.get(k) for k in ("success", "failure_kind", "provider")}
+    data = _data(payload)
     if action == "search":
-        return {
-            "blocked": payload.get("blocked"),
-            "results": [
-                {k: r.get(k) for k in ("rank", "title", "url")} for r in payload.get("results", [])
-            ],
-            "reads": [_stable_read(r) for r in payload.get("reads", [])],
-        }
-    if action == "read":
-        return _stable_read(payload)
-    return {k: payload.get(k) for k in ("video_id", "url", "playing")}
+        view["results"] = [{k: r.get(k) for k in ("rank", "title", "url")} for r in data["results"]]
+        view["reads"] = [_stable_read(r) for r in data.get("reads", [])]
+    elif action == "read":
+        view |= _stable_read(data)
+    else:
+        view |= {k: data.get(k) for k in ("video_id", "url", "playing")}
+    return view
 
 
 def _texts(action: str, payload: dict[str, Any]) -> list[str]:
+    data = _data(payload)
     if action == "read":
-        return [str(payload.get("text", ""))]
+        return [str(data.get("text", ""))]
     if action == "search":
-        return [str(r.get("text", "")) for r in payload.get("reads", [])]
+        return [str(r.get("text", "")) for r in data.get("reads", [])]
     return []
 
 

@@ -20,6 +20,7 @@ from typing import Literal
 import structlog
 
 from browser_core import (
+    Answer,
     Deadline,
     FailureKind,
     Hop,
@@ -119,10 +120,18 @@ class Registry:
 
 @dataclass
 class Walk:
-    """The outcome of trying a table: the answer (or None) and every hop."""
+    """The outcome of a call: the result the brain receives (or None) and every hop."""
 
     result: ToolExecutionResult | None
     chain: list[Hop]
+
+
+@dataclass(frozen=True)
+class Found:
+    """The answer a table walk ended with, and the registry name of the provider that gave it."""
+
+    provider: str
+    answer: Answer
 
 
 def hop_budget(table: tuple[Provider, ...], index: int, remaining: float, floor: float) -> float:
@@ -141,7 +150,7 @@ def hop_budget(table: tuple[Provider, ...], index: int, remaining: float, floor:
 
 async def walk(
     table: tuple[Provider, ...], request: Request, settings: Settings, deadline: Deadline
-) -> Walk:
+) -> tuple[Found | None, list[Hop]]:
     """Try each provider in order until one answers or the deadline (and floor) passes."""
     chain: list[Hop] = []
     floor = settings.gemini_min_s
@@ -151,7 +160,7 @@ async def walk(
             chain.append(_no_time(provider.name))
             break
         budget = hop_budget(table, index, remaining, floor)
-        hop, result = await _try(provider, request, settings, Deadline(budget))
+        hop, answer = await _try(provider, request, settings, Deadline(budget))
         chain.append(hop)
         log.info(
             "route.hop",
@@ -163,9 +172,9 @@ async def walk(
             elapsed_ms=hop.elapsed_ms,
             action=request.action,
         )
-        if result is not None:
-            return Walk(result.model_copy(update={"chain": chain}), chain)
-    return Walk(None, chain)
+        if answer is not None:
+            return Found(provider.name, answer), chain
+    return None, chain
 
 
 def _no_time(name: str) -> Hop:
@@ -185,7 +194,7 @@ def _timeout_kind(provider: Provider) -> FailureKind:
 
 async def _try(
     provider: Provider, request: Request, settings: Settings, budget: Deadline
-) -> tuple[Hop, ToolExecutionResult | None]:
+) -> tuple[Hop, Answer | None]:
     started = time.monotonic()
 
     def hop(
@@ -204,7 +213,7 @@ async def _try(
         )
 
     try:
-        result = await asyncio.wait_for(
+        answer = await asyncio.wait_for(
             provider.run(request, settings, budget), budget.remaining() + 0.5
         )
     except ProviderError as exc:
@@ -225,6 +234,6 @@ async def _try(
         return hop(
             False, FailureKind.INTERNAL_ERROR, f"{type(exc).__name__}: {str(exc)[:200]}"
         ), None
-    if not result.success:  # a hearable failure (playback that did not start): it ends here
-        return hop(False, result.failure_kind, None, None), result
-    return hop(True), result
+    if answer.failure_kind is not None:  # a hearable failure (a video that did not start)
+        return hop(False, answer.failure_kind), answer  # ends the walk: the brain says so
+    return hop(True), answer

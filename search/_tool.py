@@ -28,23 +28,25 @@ from browser_core import (
     ToolExecutionResult,
     bound_request,
     load_settings,
-    with_note,
+    wrap_answer,
 )
-from search._routing import REFUSALS, Mode, Registry, Walk, mode_for, walk
-from search._types import ACTIONS, CONTROLS, SPECS, Action, Request, ToolContext
+from search._routing import REFUSALS, Found, Mode, Registry, Walk, mode_for, walk
+from search._types import ACTIONS, CONTROLS, SPECS, Action, Provider, Request, ToolContext
 from search.providers import GeminiProvider, GoogleProvider, ReadProvider, YoutubeProvider
 
 log = structlog.get_logger(__name__)
+_ON_SCREEN = frozenset({"google", "read", "youtube"})  # providers that show on the broadcast
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
-def default_registry(driver: Driver) -> Registry:
-    """The production providers: three on the broadcast tab, and Gemini."""
+def default_registry(driver: Driver, gemini: Provider | None = None) -> Registry:
+    """The production providers: three on the broadcast tab, and Gemini (or its stand-in,
+    such as a recorded session's)."""
     registry = Registry()
     registry.register(GoogleProvider(driver))
     registry.register(ReadProvider(driver))
     registry.register(YoutubeProvider(driver))
-    registry.register(GeminiProvider())
+    registry.register(gemini or GeminiProvider())
     return registry
 
 
@@ -105,7 +107,8 @@ class BrowseTool:
         self.loop = loop or LoopThread()
         self.cache = _Cache(settings.cache_ttl_s)
         self.last_walk: Walk | None = None  # why the last call answered None, for the caller
-        _warn_if_no_login(settings)
+        if isinstance(self.registry.providers.get("gemini"), GeminiProvider):
+            _warn_if_no_login(settings)
 
     @property
     def outer_timeout_s(self) -> float:
@@ -171,14 +174,31 @@ class BrowseTool:
             log.info("tool.cache_hit")
             return Walk(cached, cached.chain)
         note = await self._park_video(request, mode, deadline)
-        result = await walk(
+        found, chain = await walk(
             self.registry.table(mode, request.action), request, self.settings, deadline
         )
-        if result.result is not None and result.result.success and cacheable:
-            self.cache.put(key, result.result)
-        if note and result.result is not None and result.result.provider != "gemini":
-            return Walk(with_note(result.result, note), result.chain)
-        return result
+        if found is None:
+            return Walk(None, chain)
+        result = self._wrap(found, request, deadline, chain, note)
+        if result.success and cacheable and result.note is None:  # a note is of its moment
+            self.cache.put(key, result)
+        return Walk(result, chain)
+
+    def _wrap(
+        self, found: Found, request: Request, deadline: Deadline, chain: list[Hop], note: str | None
+    ) -> ToolExecutionResult:
+        """The one place an answer becomes the brain's result: the envelope, and the note
+        about a parked video when the broadcast tab showed the answer (not Gemini)."""
+        result = wrap_answer(
+            found.answer,
+            provider=found.provider,
+            action=request.action,
+            query=request.query,
+            max_chars=self.settings.envelope_max_chars,
+            elapsed_ms=deadline.elapsed_ms(),
+            note=note if found.provider in _ON_SCREEN else None,
+        )
+        return result.model_copy(update={"chain": chain})
 
     async def _park_video(self, request: Request, mode: Mode, deadline: Deadline) -> str | None:
         """Before a search or read takes the broadcast tab, pause a playing video (keeping its

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
-from browser_core import Deadline, Settings, ToolExecutionResult
+from browser_core import Answer, Deadline, Settings
 
 Action = Literal["search", "read", "play", "pause", "resume", "stop", "status"]
 
@@ -60,11 +60,10 @@ class Request:
 
 
 class Provider(Protocol):
-    """A source of answers. Raise a `browser_core.ProviderError` leaf when there is none."""
+    """A source of answers. Return what was found (the tool wraps it in the envelope); raise
+    a `browser_core.ProviderError` leaf when there is nothing."""
 
     name: str
     actions: frozenset[str]
 
-    async def run(
-        self, request: Request, settings: Settings, deadline: Deadline
-    ) -> ToolExecutionResult: ...
+    async def run(self, request: Request, settings: Settings, deadline: Deadline) -> Answer: ...

@@ -6,12 +6,11 @@ import asyncio
 from dataclasses import dataclass, field
 
 from browser_core import (
+    Answer,
     Deadline,
     ProviderError,
     Settings,
     Source,
-    ToolExecutionResult,
-    envelope_result,
 )
 from search._types import SPECS, Request
 
@@ -29,9 +28,7 @@ class FakeProvider:
     body: str = "fake answer"
     calls: list[Request] = field(default_factory=list)
 
-    async def run(
-        self, request: Request, settings: Settings, deadline: Deadline
-    ) -> ToolExecutionResult:
+    async def run(self, request: Request, settings: Settings, deadline: Deadline) -> Answer:
         self.calls.append(request)
         kind, _, arg = self.behaviour.partition(":")
         if kind == "fail":
@@ -42,10 +39,7 @@ class FakeProvider:
             raise RuntimeError(f"{self.name} crashed on purpose")
         if kind == "sleep":
             await asyncio.sleep(float(arg))
-        return envelope_result(
+        return Answer(
             f"{self.body} from {self.name} for {request.query}",
-            provider=self.name,
-            action=request.action,
-            query=request.query,
-            sources=[Source(title="fake", url=f"https://example.com/{self.name}")],
+            [Source(title="fake", url=f"https://example.com/{self.name}")],
         )

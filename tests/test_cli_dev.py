@@ -230,13 +230,14 @@ def test_record_writes_a_scrubbed_har_that_replays_offline(
         "arg": url,
         "options": {},
     }
-    assert json.loads((folder / "expected.json").read_text())["outcome"] == "ok"
+    pinned = json.loads((folder / "expected.json").read_text())  # what the brain receives
+    assert pinned["result"]["provider"] == "read" and pinned["result"]["data"]["outcome"] == "ok"
     assert (tmp_path / "test-results/recordings/local-page/trace.zip").is_file()
     assert "the replay reproduces the live run" in out
 
     http.reset()  # the page is gone from the server: only the recording can answer
     replayed = asyncio.run(run_case(load_case(folder), dev_settings))
-    assert "forty minutes in winter" in replayed["text"]
+    assert "forty minutes in winter" in replayed["result"]["data"]["text"]
     assert http.requests == []
 
 

@@ -10,6 +10,7 @@ tab get a Chromium of their own per test.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import time
 from collections.abc import Iterator
@@ -290,8 +291,11 @@ def test_idn_and_punycode_hosts_are_opened_like_any_public_host(tool: BrowseTool
 def test_the_cli_refuses_a_file_url_with_a_one_line_reason(site: Stage) -> None:
     proc = run_cli(site, "read", "file:///etc/passwd", "--json")
     assert proc.returncode == 1
-    assert proc.stdout == ""
-    assert proc.stderr.strip().splitlines()[-1].startswith("stream-browser: blocked-url:")
+    answer = json.loads(proc.stdout)  # what the brain would get: a refusal, and why
+    assert answer["ok"] is False and answer["result"]["failure_kind"] == "refused"
+    assert [hop["failure_kind"] for hop in answer["chain"]] == ["blocked-url"]
+    reason = proc.stderr.strip().splitlines()[-1]
+    assert reason.startswith("  policy: blocked-url after") and "file:" in reason
 
 
 # -- pages that attack the envelope or the tab --------------------------------------------------

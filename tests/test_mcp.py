@@ -169,9 +169,10 @@ def test_stdio_browse_reads_a_local_page_through_the_real_chromium_fenced(
 def test_stdio_play_and_the_controls_drive_the_local_youtube_stand_in(
     mcp_env: dict[str, str], tmp_path: Path, own_tabs: None
 ) -> None:
-    expected = json.loads(
+    pinned = json.loads(
         (Path(__file__).parent / "recordings" / YOUTUBE_CASE / "expected.json").read_text()
     )
+    expected = pinned["result"]["data"]
 
     async def scenario() -> dict[str, types.CallToolResult]:
         results = {}

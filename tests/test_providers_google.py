@@ -9,7 +9,7 @@ from urllib.parse import parse_qs, quote
 
 import pytest
 
-from browser_core import Deadline, PageBlocked, Settings, SyncDriver, parse_envelope
+from browser_core import Deadline, PageBlocked, Settings, SyncDriver, parse_envelope, wrap_answer
 from search._types import Request
 from search.providers.google import GoogleProvider, google_search, search_url
 from tests._web import FIXTURES, FakeWeb, Page, fixture_text
@@ -134,19 +134,22 @@ def test_a_fixed_language_setting_wins_over_the_query(
     assert "&hl=en&gl=us" in current_url(drv) and len(serp.results) == 2
 
 
-def test_the_provider_wraps_a_speakable_answer_in_the_envelope(
+def test_the_provider_answers_with_a_speakable_body_that_the_envelope_wraps(
     web: tuple[SyncDriver, FakeWeb], settings: Settings
 ) -> None:
     drv, fake = web
     fake.add("https://www.google.com/search", Page(fixture_text(f"{CROW}.html.gz")))
     provider = GoogleProvider(drv.driver)
-    result = drv.call(
+    answer = drv.call(
         provider.run(Request(action="search", query="crow names"), settings, Deadline(20)), 30
     )
+    assert answer.failure_kind is None
+    assert [s.url for s in answer.sources] == expected_urls(CROW)[: settings.max_results]
+    result = wrap_answer(answer, provider=provider.name, action="search", query="crow names")
     envelope = parse_envelope(result.reply_text)
     assert envelope.header["provider"] == "google"
     assert "1. " in envelope.body and "wikipedia" in envelope.body.lower()
-    assert [s.url for s in result.sources] == expected_urls(CROW)[: settings.max_results]
+    assert result.success and result.data["results"][0]["url"] == answer.sources[0].url
 
 
 def test_read_top_reads_the_first_result(

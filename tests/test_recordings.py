@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -77,19 +78,27 @@ def test_recording_replays_to_its_expected_output(
         pytest.fail(_failure_report(case.name, problems, trace), pytrace=False)
 
 
+def brain(data: dict[str, Any], provider: str = "google") -> dict[str, Any]:
+    """A payload as the brain receives it (what run_action pins): an answer and its chain."""
+    result = {"success": True, "failure_kind": None, "provider": provider, "data": data}
+    return {"result": result, "chain": [{"provider": provider, "ok": True, "failure_kind": None}]}
+
+
 def test_compare_reports_a_readable_diff_on_stable_fields_only() -> None:
-    expected = {
-        "results": [
-            {"rank": 1, "title": "Crow - Wikipedia", "url": "https://w/c", "snippet": "old"}
-        ],
-        "blocked": None,
-        "reads": [],
-    }
+    expected = brain(
+        {
+            "results": [
+                {"rank": 1, "title": "Crow - Wikipedia", "url": "https://w/c", "snippet": "old"}
+            ],
+            "reads": [],
+        }
+    )
     unstable_change = json.loads(json.dumps(expected))
-    unstable_change["results"][0]["snippet"] = "new snippet"
+    unstable_change["result"]["data"]["results"][0]["snippet"] = "new snippet"
+    unstable_change["result"]["reply_text"] = "another nonce"
     assert compare("search", expected, unstable_change) == []
     title_change = json.loads(json.dumps(expected))
-    title_change["results"][0]["title"] = "Crows"
+    title_change["result"]["data"]["results"][0]["title"] = "Crows"
     (problem,) = compare("search", expected, title_change)
     assert '-   "title": "Crow - Wikipedia",' in problem.splitlines()
     assert '+   "title": "Crows",' in problem.splitlines()
@@ -100,15 +109,29 @@ def test_compare_accepts_read_texts_above_the_overlap_threshold() -> None:
     text = " ".join(f"word{i}" for i in range(100))
     close = text.replace("word5 ", "")  # one word lost
     assert text_overlap(text, close) == pytest.approx(0.99)
-    assert compare("read", {**base, "text": text}, {**base, "text": close}) == []
-    (problem,) = compare("read", {**base, "text": text}, {**base, "text": "something else"})
+    want = brain({**base, "text": text}, "read")
+    assert compare("read", want, brain({**base, "text": close}, "read")) == []
+    (problem,) = compare("read", want, brain({**base, "text": "something else"}, "read"))
     assert problem.startswith("text 0: word overlap 0.00")
+
+
+def test_a_failed_call_is_pinned_by_its_chain() -> None:
+    """A captcha page: no answer, and the hops the brain would see (Google, then the
+    recording's Gemini stand-in)."""
+    chain = [
+        {"provider": "google", "ok": False, "failure_kind": "captcha"},
+        {"provider": "gemini", "ok": False, "failure_kind": "gemini-unavailable"},
+    ]
+    payload = {"result": None, "chain": chain}
+    hops = [["google", "captcha"], ["gemini", "gemini-unavailable"]]
+    assert stable_view("search", payload) == {"hops": hops}
+    assert compare("search", payload, brain({"results": [], "reads": []}))
 
 
 def test_a_failed_action_is_pinned_by_its_failure_kind() -> None:
     payload = {"error": {"kind": "navigation-failed", "message": "could not open"}}
     assert stable_view("play", payload) == {"error": "navigation-failed"}
-    assert compare("play", payload, {"video_id": "x", "url": "u", "playing": True})
+    assert compare("play", payload, brain({"video_id": "x", "url": "u", "playing": True}))
 
 
 # -- replaying from the command line with only the recording's name ------------------------
@@ -136,7 +159,8 @@ def test_search_replays_a_recording_with_only_its_name(
     out, err = capsys.readouterr()
     data = json.loads(out)
     expected = load_case(RECORDINGS_DIR / name).expected()
-    assert [r["url"] for r in data["results"]] == [r["url"] for r in expected["results"]]
+    want = expected["result"]["data"]["results"]
+    assert [r["url"] for r in data["results"]] == [r["url"] for r in want]
     assert "note:" not in err
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from browser_core import Deadline, Settings, ToolExecutionResult
-from gemini import ask, to_result
+from browser_core import Answer, Deadline, Settings
+from gemini import answer_of, ask
 from search._types import Request
 
 
@@ -23,9 +23,7 @@ class GeminiProvider:
     name = "gemini"
     actions = frozenset({"search", "read"})
 
-    async def run(
-        self, request: Request, settings: Settings, deadline: Deadline
-    ) -> ToolExecutionResult:
+    async def run(self, request: Request, settings: Settings, deadline: Deadline) -> Answer:
         budget = min(deadline.remaining(), settings.gemini_timeout_s)
         answer = await ask(
             gemini_prompt(request),
@@ -36,5 +34,4 @@ class GeminiProvider:
                 }
             ),
         )
-        result = to_result(answer, settings, request.query, deadline.elapsed_ms())
-        return result.model_copy(update={"action": request.action})
+        return answer_of(answer)

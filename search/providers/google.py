@@ -16,6 +16,7 @@ import structlog
 from playwright.async_api import Error as PlaywrightError
 
 from browser_core import (
+    Answer,
     Deadline,
     Driver,
     FailureKind,
@@ -23,8 +24,6 @@ from browser_core import (
     ProviderError,
     Settings,
     Source,
-    ToolExecutionResult,
-    envelope_result,
     trim_heap,
 )
 from search._language import google_locale
@@ -174,9 +173,7 @@ class GoogleProvider:
     def __init__(self, driver: Driver) -> None:
         self.driver = driver
 
-    async def run(
-        self, request: Request, settings: Settings, deadline: Deadline
-    ) -> ToolExecutionResult:
+    async def run(self, request: Request, settings: Settings, deadline: Deadline) -> Answer:
         serp, reads = await google_search(
             self.driver,
             request.query,
@@ -201,13 +198,4 @@ class GoogleProvider:
         sources = [Source(title=r.title, url=r.url) for r in serp.results[: settings.max_results]]
         data = serp.model_dump()
         data["reads"] = [read.model_dump() for read in reads]
-        return envelope_result(
-            render_serp(serp, reads, settings.max_results),
-            provider=self.name,
-            action="search",
-            query=request.query,
-            sources=sources,
-            data=data,
-            max_chars=settings.envelope_max_chars,
-            elapsed_ms=deadline.elapsed_ms(),
-        )
+        return Answer(render_serp(serp, reads, settings.max_results), sources, data)

@@ -13,14 +13,14 @@ from playwright.async_api import Error as PlaywrightError
 from pydantic import BaseModel
 
 from browser_core import (
+    Answer,
     BlockedUrl,
     Deadline,
     Driver,
+    FailureKind,
     NavOutcome,
     Settings,
     Source,
-    ToolExecutionResult,
-    envelope_result,
     is_allowed,
     trim_heap,
 )
@@ -169,18 +169,10 @@ class ReadProvider:
     def __init__(self, driver: Driver) -> None:
         self.driver = driver
 
-    async def run(
-        self, request: Request, settings: Settings, deadline: Deadline
-    ) -> ToolExecutionResult:
+    async def run(self, request: Request, settings: Settings, deadline: Deadline) -> Answer:
         url = request.url or request.query
         read = await read_page(self.driver, url, settings, timeout=deadline.remaining())
-        return envelope_result(
-            describe(read),
-            provider=self.name,
-            action="read",
-            query=request.query,
-            sources=[Source(title=read.title or "", url=read.final_url)],
-            data=read.model_dump(),
-            max_chars=settings.envelope_max_chars,
-            elapsed_ms=deadline.elapsed_ms(),
-        )
+        source = Source(title=read.title or "", url=read.final_url)
+        # An error page is read out as such, and is no success: the brain says what happened.
+        kind = FailureKind.HTTP_ERROR if read.outcome == "http-error" else None
+        return Answer(describe(read), [source], read.model_dump(), failure_kind=kind)

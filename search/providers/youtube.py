@@ -18,14 +18,13 @@ from playwright.async_api import Error as PlaywrightError
 from pydantic import BaseModel
 
 from browser_core import (
+    Answer,
     Deadline,
     Driver,
     FailureKind,
     NavigationFailed,
     Settings,
     Source,
-    ToolExecutionResult,
-    envelope_result,
 )
 from search._types import Request
 from search.parsers._models import YoutubeVideo
@@ -360,25 +359,19 @@ class YoutubeProvider:
             "say resume to continue it."
         )
 
-    async def run(
-        self, request: Request, settings: Settings, deadline: Deadline
-    ) -> ToolExecutionResult:
+    async def run(self, request: Request, settings: Settings, deadline: Deadline) -> Answer:
         if request.action == "play":
             status = await play(
                 self.driver, request.url or request.query, settings, timeout=deadline.remaining()
             )
             self.parked = None
             self.started = status.playing
-            return self._result(request, settings, deadline, status, describe(status))
+            return self._answer(request.action, status, describe(status))
         status = await self._control(request.action, settings, deadline)
         if request.action in ("resume", "stop"):
             self.started = request.action == "resume" and status.playing
-        return self._result(
-            request,
-            settings,
-            deadline,
-            status,
-            describe_control(request.action, status, self.parked),
+        return self._answer(
+            request.action, status, describe_control(request.action, status, self.parked)
         )
 
     async def _control(self, command: str, settings: Settings, deadline: Deadline) -> PlayStatus:
@@ -397,28 +390,13 @@ class YoutubeProvider:
             return status
         return await control(self.driver, command, settings, timeout=budget)
 
-    def _result(
-        self,
-        request: Request,
-        settings: Settings,
-        deadline: Deadline,
-        status: PlayStatus,
-        text: str,
-    ) -> ToolExecutionResult:
-        result = envelope_result(
+    def _answer(self, action: str, status: PlayStatus, text: str) -> Answer:
+        return Answer(
             text,
-            provider=self.name,
-            action=request.action,
-            query=request.query,
-            sources=[Source(title=status.title, url=status.url)] if status.url else [],
-            data=status.model_dump(),
-            max_chars=settings.envelope_max_chars,
-            elapsed_ms=deadline.elapsed_ms(),
+            [Source(title=status.title, url=status.url)] if status.url else [],
+            status.model_dump(),
+            failure_kind=_failure(action, status, self.parked),
         )
-        kind = _failure(request.action, status, self.parked)
-        if kind is None:
-            return result
-        return result.model_copy(update={"success": False, "failure_kind": kind})
 
 
 def _failure(action: str, status: PlayStatus, parked: PlayStatus | None) -> FailureKind | None:
