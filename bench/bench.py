@@ -221,6 +221,7 @@ class BenchService:
         line = self.proc.stdout.readline()  # "stream-browser: serving on URL"
         if "serving on " not in line:
             self.proc.kill()
+            self.proc.communicate(timeout=5)  # reaped, its pipe closed
             raise RuntimeError(f"the service did not start: {line!r}")
         self.url = line.rsplit(" ", 1)[1].strip()
         self.users = 0
@@ -236,6 +237,9 @@ class BenchService:
                 self.proc.wait(30)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
+                self.proc.wait(5)
+            if self.proc.stdout is not None:
+                self.proc.stdout.close()
 
 
 class ClientRow:

@@ -23,6 +23,7 @@ import re
 import socket
 import struct
 import sys
+from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
@@ -81,7 +82,9 @@ class EgressGuard:
     host_map: dict[str, str] = field(default_factory=dict)
     resolve_timeout_s: float = 5.0
     connect_timeout_s: float = 10.0
-    refusals: list[tuple[str, int, str]] = field(default_factory=list)
+    # The latest refusals (host, port, reason), for tests and status; bounded, as the guard
+    # runs for as long as the broadcast does.
+    refusals: deque[tuple[str, int, str]] = field(default_factory=lambda: deque(maxlen=256))
     _server: asyncio.Server | None = field(default=None, repr=False)
 
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> int:

@@ -97,12 +97,13 @@ def start_service(chrome: ChromeProcess | None, state_dir: Path, **env: str) -> 
 
     def pump() -> None:
         assert proc.stdout is not None
-        for line in proc.stdout:
-            output.append(line)
-            match = _URL.search(line)
-            if match and not url:
-                url.append(match.group(1))
-                found.set()
+        with proc.stdout:  # read to the end (the service exited), then closed
+            for line in proc.stdout:
+                output.append(line)
+                match = _URL.search(line)
+                if match and not url:
+                    url.append(match.group(1))
+                    found.set()
         found.set()
 
     threading.Thread(target=pump, daemon=True).start()

@@ -27,6 +27,7 @@ from browser_core import Driver, Settings
 from gemini.testing import FakeBehaviour, FakeGeminiApi, fake_calls, write_fake_gemini
 from search import BrowseTool, ToolContext
 from search._routing import Walk
+from tests._service_proc import wait_until
 from tests.conftest import make_settings
 
 LIVE = ToolContext(broadcasting=True)
@@ -191,14 +192,17 @@ def test_a_frozen_chrome_costs_one_deadline_then_gemini_answers_and_the_tool_rec
 
 
 class WatchedDriver(Driver):
-    """Counts how many operations run on the owned tab at the same moment."""
+    """Counts the operations that arrived, and how many run on the owned tab at once."""
 
     def __init__(self, settings: Settings) -> None:
         super().__init__(settings)
         self.active = 0
         self.most = 0
+        self.arrived = 0
 
     async def run(self, op: str, fn: Any, *, timeout: float | None = None) -> Any:
+        self.arrived += 1  # queued (the FIFO lock is taken in arrival order)
+
         async def watched(page: Any) -> Any:
             self.active += 1
             self.most = max(self.most, self.active)
@@ -228,9 +232,10 @@ def test_twenty_threads_are_all_answered_in_order_and_never_share_the_tab(
         assert tool.call("warm up", action="search", ctx=LIVE) is not None
         stage.server.clear_hits()
         threads = [threading.Thread(target=worker, args=(n,), daemon=True) for n in range(20)]
-        for thread in threads:
-            thread.start()
-            time.sleep(0.03)  # a defined arrival order
+        for n, thread in enumerate(threads):
+            queued = driver.arrived
+            thread.start()  # a defined arrival order: each caller queues before the next starts
+            assert wait_until(lambda q=queued: driver.arrived > q, 10.0), f"caller {n} never queued"
         for thread in threads:
             thread.join(DEADLINE_S + SLACK_S + 5)
     finally:
@@ -288,8 +293,7 @@ def test_a_failing_gemini_cli_gives_none_with_its_kind_in_time_and_leaves_no_pro
     assert [(h.provider, h.failure_kind) for h in walk.chain] == [("gemini", kind)]
     calls = fake_calls(tmp_path / "bin")
     assert len(calls) == 1
-    time.sleep(0.2)
-    assert gone(calls[0]["pid"]) and gone(calls[0]["child_pid"])
+    assert wait_until(lambda: gone(calls[0]["pid"]) and gone(calls[0]["child_pid"]), 3.0)
 
 
 SECRET = "AIzaSy-TEST-KEY-must-never-show-up"

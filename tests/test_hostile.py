@@ -353,7 +353,7 @@ def test_popups_are_closed_and_the_read_still_answers(site: Stage, tool: BrowseT
         ),
     )
     result = tool.call(url, action="read", ctx=LIVE)
-    time.sleep(0.5)
+    time.sleep(0.5)  # a window for a late popup to appear: an absence has no event to wait on
     assert result is not None and result.data["outcome"] == "ok"
     assert page_tabs(site) == before
 

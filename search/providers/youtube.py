@@ -106,7 +106,7 @@ async def _state(page: Any) -> dict[str, Any] | None:
 
 async def _start(page: Any) -> bool:
     """Play with sound; a click on the player counts as the user gesture if needed."""
-    await page.wait_for_selector("video", state="attached", timeout=8000)
+    await page.locator("video").first.wait_for(state="attached", timeout=8000)
     result = await page.evaluate(_PLAY_JS, False)
     if result.get("ok"):
         return False
@@ -256,7 +256,7 @@ async def resume_parked(
         if video_id_from_url(page.url) != parked.video_id:
             start = int(parked.position_s)
             await driver.navigate(page, f"{parked.url}&t={start}s", check=False, settle_ms=0)
-            await page.wait_for_selector("video", state="attached", timeout=8000)
+            await page.locator("video").first.wait_for(state="attached", timeout=8000)
             at = await page.evaluate(_SEEK_JS, parked.position_s)
             log.info("youtube.seeked", wanted_s=parked.position_s, at_s=at)
         muted = await _start(page)
