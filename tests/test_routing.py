@@ -59,13 +59,15 @@ def test_routing_matrix(
     browser_ok: bool,
     gemini_ok: bool,
 ) -> None:
-    settings = make_settings(None, tmp_path, stream_browser=flag, gemini_auth=auth)
+    settings = make_settings(
+        None, tmp_path, stream_browser=flag, gemini_auth=auth, allow_hosts=("127.0.0.1",)
+    )
     outcomes = {
         BROWSER[action]: "ok" if browser_ok else "fail:cdp-unreachable",
         "gemini": "ok" if gemini_ok else "fail:gemini-auth",
     }
     tool, registry = tool_with(settings, outcomes)
-    url = "https://example.com/page" if action == "read" else None
+    url = "http://127.0.0.1:9/page" if action == "read" else None  # no DNS: an IP literal
     walk = tool.run_sync(
         "what is new", action=action, url=url, ctx=ToolContext(broadcasting=broadcasting)
     )
