@@ -86,6 +86,7 @@ class EgressGuard:
     # runs for as long as the broadcast does.
     refusals: deque[tuple[str, int, str]] = field(default_factory=lambda: deque(maxlen=256))
     _server: asyncio.Server | None = field(default=None, repr=False)
+    _clients: set[asyncio.Task[None]] = field(default_factory=set, repr=False)
 
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> int:
         """Listen on `host:port` (0 = any free port); returns the port."""
@@ -93,11 +94,18 @@ class EgressGuard:
         return int(self._server.sockets[0].getsockname()[1])
 
     async def close(self) -> None:
+        """Stop listening and end every open connection (a relay left running would outlive
+        its event loop, its sockets closed by nobody)."""
         if self._server is not None:
             self._server.close()
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._server.wait_closed(), 2.0)
             self._server = None
+        for task in list(self._clients):
+            task.cancel()
+        if self._clients:
+            await asyncio.wait(list(self._clients), timeout=2.0)
+        await asyncio.sleep(0)  # the transports' own close callbacks run
 
     async def decide(self, host: str, port: int) -> list[tuple[str, int]]:
         """The addresses to connect to, in order, or `Refused` with the reason."""
@@ -144,6 +152,17 @@ class EgressGuard:
     # -- one client -------------------------------------------------------------------------
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self._clients.add(task)
+        try:
+            await self._serve_client(reader, writer)
+        finally:
+            self._clients.discard(task)
+
+    async def _serve_client(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
         upstream: asyncio.StreamWriter | None = None
         try:
             host, port = await asyncio.wait_for(_socks_request(reader, writer), 10.0)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 import json
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,12 +21,14 @@ from browser_core import (
     Deadline,
     Driver,
     FailureKind,
+    Hop,
     ProviderError,
     Settings,
     StreamBrowserError,
 )
 from browser_core.recording import RECORDINGS_DIR, SessionRecorder, replay_hook, resolve_har
 from search._language import google_locale
+from search._types import Request
 
 log = structlog.get_logger("search.recordings")
 
@@ -64,7 +66,7 @@ class OfflineGemini:
     name = "gemini"
     actions = frozenset({"search", "read"})
 
-    async def run(self, request: Any, settings: Settings, deadline: Deadline) -> Answer:
+    async def run(self, request: Request, settings: Settings, deadline: Deadline) -> Answer:
         raise ProviderError(
             "Gemini is not part of a recorded session",
             failure_kind=FailureKind.GEMINI_UNAVAILABLE,
@@ -103,7 +105,7 @@ async def run_action(
     return ActionOutcome(payload, text, result is not None and result.success)
 
 
-def chain_text(chain: Any) -> str:
+def chain_text(chain: Sequence[Hop]) -> str:
     """Why no provider answered, one line per failed hop."""
     lines = [
         f"{hop.provider}: {hop.failure_kind}" + (f" ({hop.detail})" if hop.detail else "")

@@ -431,6 +431,35 @@ def test_the_socks_replies_say_why(rig: Rig) -> None:
     assert rig.net.connected == [("127.0.0.1", rig.public.port)]
 
 
+def test_closing_the_guard_ends_its_open_connections() -> None:
+    """A relay still open when the guard closes is ended, not left to outlive its loop."""
+
+    async def scenario() -> tuple[bytes, bytes]:
+        held: list[asyncio.StreamWriter] = []
+        upstream = await asyncio.start_server(lambda r, w: held.append(w), "127.0.0.1", 0)
+        up_port = int(upstream.sockets[0].getsockname()[1])
+        guard = EgressGuard(allow_hosts=(f"127.0.0.1:{up_port}",))
+        port = await guard.start()
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"\x05\x01\x00")
+        await reader.readexactly(2)
+        writer.write(bytes([5, 1, 0, 1, 127, 0, 0, 1]) + up_port.to_bytes(2, "big"))
+        reply = await reader.readexactly(10)
+        await guard.close()
+        rest = await asyncio.wait_for(reader.read(), 3.0)  # EOF: the guard ended the relay
+        writer.close()
+        await writer.wait_closed()
+        for held_writer in held:
+            held_writer.close()
+        upstream.close()
+        await upstream.wait_closed()
+        return reply, rest
+
+    reply, rest = asyncio.run(scenario())
+    assert reply[1] == REP_OK
+    assert rest == b""
+
+
 def test_the_allow_list_opens_one_host_and_port_only() -> None:
     async def no_dns(host: str, port: int) -> list[str]:
         return ["127.0.0.1"]

@@ -73,8 +73,9 @@ def own_tabs(chrome: ChromeProcess) -> Iterator[None]:
     yield
     for target in _targets(chrome):
         if target["id"] not in before and target.get("type") == "page":
-            with contextlib.suppress(OSError):
-                urllib.request.urlopen(f"{chrome.endpoint}/json/close/{target['id']}", timeout=5)
+            close = f"{chrome.endpoint}/json/close/{target['id']}"
+            with contextlib.suppress(OSError), urllib.request.urlopen(close, timeout=5):
+                pass
 
 
 def _targets(chrome: ChromeProcess) -> list[dict[str, Any]]:
