@@ -156,11 +156,26 @@ def _forget(pid: int) -> None:
             proc.wait(1.0)  # reaps it, if `stop_pid` did not already
 
 
+def _display_answers(socket_path: Path) -> bool:
+    """An X server accepts connections on this socket (a file left by a killed one does not)."""
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(0.5)
+            sock.connect(str(socket_path))
+    except OSError:
+        return False
+    return True
+
+
 def _start_xvfb(display: str) -> int | None:
     """Start Xvfb on `display` unless one already answers there; return its pid."""
     number = display.lstrip(":").split(".")[0]
-    if Path(f"/tmp/.X11-unix/X{number}").exists():
+    socket_path = Path(f"/tmp/.X11-unix/X{number}")
+    if _display_answers(socket_path):
         return None
+    if socket_path.exists():  # left by an X server that was killed: Xvfb may take the display
+        with contextlib.suppress(OSError):
+            socket_path.unlink()
     xvfb = shutil.which("Xvfb")
     if xvfb is None:
         raise StreamBrowserError(
@@ -175,7 +190,7 @@ def _start_xvfb(display: str) -> int | None:
     )
     _keep(proc)
     for _ in range(50):
-        if Path(f"/tmp/.X11-unix/X{number}").exists():
+        if _display_answers(socket_path):
             break
         time.sleep(0.05)
     return proc.pid
@@ -293,15 +308,14 @@ def launch_chrome(
                 log_path=Path(profile) / "egress-guard.log",
             )
         except StreamBrowserError:
+            if proc.poll() is not None:  # the guard stops when Chrome is gone: say why
+                raise _exited_at_start(path, proc.returncode, display) from None
             stop_pid(proc.pid)
             raise
     deadline = time.monotonic() + startup_timeout_s
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise StreamBrowserError(
-                f"{path} exited with code {proc.returncode} at start",
-                hint="is the profile in use by another Chrome? try --stop first or another --port",
-            )
+            raise _exited_at_start(path, proc.returncode, display)
         try:
             cdp_version(endpoint, timeout=0.5)
         except CdpUnreachable:
@@ -313,6 +327,15 @@ def launch_chrome(
     stop_pid(proc.pid)
     raise CdpUnreachable(
         f"Chrome did not open CDP on {endpoint} within {startup_timeout_s:.0f} s", endpoint=endpoint
+    )
+
+
+def _exited_at_start(path: str, code: int | None, display: str | None) -> StreamBrowserError:
+    where = f" on display {display}" if display else ""
+    return StreamBrowserError(
+        f"{path} exited with code {code} at start{where}",
+        hint="is the profile in use by another Chrome? try --stop first or another --port"
+        + (f"; is an X server answering on {display}?" if display else ""),
     )
 
 
