@@ -51,19 +51,21 @@ def _recordings(action: str) -> list[Path]:
             meta = json.loads((folder / "action.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        usable = (folder / "session.har").is_file() and not _blocked(folder)
+        usable = (folder / "session.har").is_file() and _answered(folder)
         if meta.get("action") == action and usable:
             found.append(folder)
     return sorted(found, key=lambda p: (not p.name.startswith("demo"), p.name))
 
 
-def _blocked(folder: Path) -> bool:
-    """Recordings of a captcha page are regression cases, not a demo."""
+def _answered(folder: Path) -> bool:
+    """The recording pins an answer (`expected.json`: what the brain receives). One that
+    pins a failure, such as a captcha page, is a regression case, not a demo."""
     try:
         expected = json.loads((folder / "expected.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return True
-    return bool(isinstance(expected, dict) and expected.get("blocked"))
+        return False
+    result = expected.get("result") if isinstance(expected, dict) else None
+    return isinstance(result, dict) and bool(result.get("success"))
 
 
 def _arg_of(folder: Path) -> str:

@@ -1,0 +1,56 @@
+"""`stream-browser demo`, the newcomer's first command after `make setup`: it must answer a
+search and a read, offline, from the recordings (and exit 0), on a Chrome it starts itself."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from browser_core._chrome import free_port
+from search._cli_demo import _recordings
+from tests._service_proc import clean_env
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_demo_picks_recordings_that_pin_an_answer() -> None:
+    """A captcha recording is a regression case: the demo never shows it as its search."""
+    search = _recordings("search")
+    assert search and "captcha" not in search[0].name
+    assert _recordings("read")
+
+
+def test_the_demo_answers_a_search_and_a_read_offline(tmp_path: Path) -> None:
+    port = free_port()
+    env = clean_env(
+        CDP_PORT=str(port),
+        SB_STATE_DIR=str(tmp_path / "state"),
+        SB_CHROME_PROFILE=str(tmp_path / "profile"),
+        GEMINI_CLI=str(tmp_path / "no-gemini-here"),
+    )
+    command = [sys.executable, "-m", "search", "--env-file", "/nonexistent/.env"]
+    try:
+        proc = subprocess.run(
+            [*command, "demo", "--headless"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
+        )
+    finally:
+        subprocess.run(
+            [*command, "chrome", "--stop", "--port", str(port)],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+    out = proc.stdout
+    assert proc.returncode == 0, out[-3000:] + proc.stderr[-2000:]
+    assert out.count("==> answered by ") == 2, out[-3000:]
+    assert "answered by google" in out and "answered by read" in out
+    assert "<<<UNTRUSTED_WEB_EXTRACT nonce=" in out
