@@ -260,29 +260,28 @@ def _through_tool(
     return print_answer(args, answer)
 
 
-def cmd_search(args: argparse.Namespace, app: Any) -> int:
-    if _empty(args.query, "search"):
+def _screen_action(
+    args: argparse.Namespace, app: Any, action: str, arg: str, **options: Any
+) -> int:
+    """A command that drives the screen: its argument and settings checked, then the tool."""
+    if action != "read" and _empty(arg, action):
         return EXIT_USAGE
-    settings = _screen_settings(args, app, "search", args.query)
+    settings = _screen_settings(args, app, action, arg)
     if isinstance(settings, int):
         return settings
-    return _through_tool(args, settings, "search", args.query, read_top=args.read_top)
+    return _through_tool(args, settings, action, arg, **options)
+
+
+def cmd_search(args: argparse.Namespace, app: Any) -> int:
+    return _screen_action(args, app, "search", args.query, read_top=args.read_top)
 
 
 def cmd_read(args: argparse.Namespace, app: Any) -> int:
-    settings = _screen_settings(args, app, "read", args.url)
-    if isinstance(settings, int):
-        return settings
-    return _through_tool(args, settings, "read", args.url, url=args.url)
+    return _screen_action(args, app, "read", args.url, url=args.url)
 
 
 def cmd_play(args: argparse.Namespace, app: Any) -> int:
-    if _empty(args.target, "play"):
-        return EXIT_USAGE
-    settings = _screen_settings(args, app, "play", args.target)
-    if isinstance(settings, int):
-        return settings
-    return _through_tool(args, settings, "play", args.target)
+    return _screen_action(args, app, "play", args.target)
 
 
 def cmd_control(args: argparse.Namespace, app: Any) -> int:
