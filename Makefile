@@ -93,7 +93,8 @@ soak: setup
 	@$(PY) bench/soak.py $(SOAK_ARGS)
 
 bench-extract: venv
-	@nice $(PY) bench/extract.py $(FIXTURES) $(if $(HELD_OUT),--held-out $(HELD_OUT))
+	@nice $(PY) bench/extract.py $(FIXTURES) $(if $(READABILITY),--readability $(READABILITY)) \
+	    $(if $(HELD_OUT),--held-out $(HELD_OUT))
 
 chrome: setup
 	@$(SB) chrome

@@ -1,23 +1,32 @@
 """Article extraction benchmark: plain `trafilatura.extract(html)` against `extract_article`.
 
-Usage: python bench/extract.py [FIXTURES_DIR] [--folds 3] [--seed 7] [--held-out DIR]
+Usage: python bench/extract.py [FIXTURES_DIR] [--folds 3] [--seed 7] [--readability DIR]
+                               [--held-out DIR]
 FIXTURES_DIR (default ../shared/fixtures/articles when present, else the compact subset in
 tests/fixtures/articles) holds `scrapinghub-aeb/` (html/*.html.gz + ground-truth.json) and
-optionally `trafilatura-eval/` (html/* + evaldata.json).
+optionally `trafilatura-eval/` (html/* + evaldata.json) and `readability/` (<page>/source.html
+and expected.html, either gzipped).
 
 scrapinghub metric (its evaluate.py): word-4-gram shingle TP/FP/FN normalised per document,
 summed, precision/recall over the sums, F1 their harmonic mean. trafilatura-eval: "with"
 segments found (recall) and "without" segments wrongly kept (precision).
 
 How the read path's settings are chosen, and how honestly they are scored: every candidate
-(clean-up on or off, the word count under which the recall pass is consulted) is computed
-from two cached trafilatura passes per page. K-fold cross-validation picks the best
-candidate on K-1 folds and scores it on the fold it never saw; the mean and spread of those
-scores estimate F1 on unseen pages. The constants in search/parsers/article.py are the
-candidate chosen on all development pages; the trafilatura evaluation set is a second check
-that no fold ever tuned on. `--held-out DIR` (a scrapinghub-aeb-shaped folder of pages
-the settings never saw, such as the benchmark's pages outside the development third) scores
-the shipped settings and plain trafilatura there, with no tuning at all.
+(clean-up on or off; the share of the recall pass's words under which the precision pass is
+too thin to keep) is computed from two cached trafilatura passes per page. The development
+pages are the scrapinghub development third and mozilla/readability's test pages
+(`test/test-pages`: real pages with the article text its maintainers expect, those of 150
+words or more). The scrapinghub pages alone lose almost nothing to precision mode (recall
+0.990), so they cannot tell a recall rule's candidates apart. Three readability pages are
+committed (tests/fixtures/articles/readability, read when FIXTURES_DIR has `readability/`);
+`--readability DIR` gives the whole suite. K-fold cross-validation picks the best candidate
+on K-1 folds (the mean of each development set's F1) and scores it on the fold it never saw;
+the mean and spread of those scores estimate F1 on unseen pages. The constants in
+search/parsers/article.py are the candidate chosen on all development pages. trafilatura's
+evaluation set only breaks exact ties (two shares no development page tells apart).
+`--held-out DIR` (a scrapinghub-aeb-shaped folder of pages the settings never saw, such as
+the benchmark's pages outside the development third) scores the shipped settings and plain
+trafilatura there, with no tuning at all.
 """
 
 from __future__ import annotations
@@ -32,6 +41,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
+from copy import deepcopy
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,6 +50,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
 sys.path.insert(0, str(ROOT))
 
+import lxml.html  # noqa: E402
 import trafilatura  # noqa: E402
 
 from search.parsers import article as art  # noqa: E402
@@ -47,7 +58,8 @@ from search.parsers import article as art  # noqa: E402
 SHARED = ROOT.parent / "shared" / "fixtures" / "articles"
 LOCAL = ROOT / "tests" / "fixtures" / "articles"
 _TOKEN = re.compile(r"\w+", re.UNICODE)
-BELOW_WORDS = (0, 50, 100, 150, 200, 300, 500, 10**9)  # 0: never consult the recall pass
+THIN_SHARES = (0.0, 0.1, 0.2, 0.3, 0.5, 1.0)  # 0: never the recall pass; 1: whenever longer
+READABILITY_MIN_WORDS = 150  # shorter expected texts are the suite's unit cases, not articles
 TIME_PAGE_BYTES = 200_000
 
 
@@ -89,17 +101,21 @@ class Page:
 
     key: str
     html: str
-    truth: str = ""  # scrapinghub: the annotated article body
+    truth: str = ""  # scrapinghub and readability: the article's text
+    source: str = "scrapinghub-aeb"  # the development set the page belongs to
     keep: tuple[str, ...] = ()  # trafilatura-eval: segments that must be kept
     drop: tuple[str, ...] = ()  # trafilatura-eval: segments that must not be kept
     precise: str = ""
     recall: str = ""
+    words: int = 0  # the page's body words (art.page_words)
     titles: tuple[str, ...] = ()
 
     def passes(self) -> Page:
-        data = art.extraction_pass(self.html, None, art.EXTRACT_OPTIONS)
+        tree = trafilatura.load_html(self.html)
+        data = art.extraction_pass(deepcopy(tree), None, art.EXTRACT_OPTIONS)
         self.precise = data.get("text") or ""
-        self.recall = art.extraction_pass(self.html, None, art.RECALL_OPTIONS).get("text") or ""
+        self.words = art.page_words(tree)
+        self.recall = art.extraction_pass(tree, None, art.RECALL_OPTIONS).get("text") or ""
         self.titles = art.page_titles(data, self.html)
         return self
 
@@ -113,6 +129,45 @@ def load_aeb(root: Path, skip: set[str] | frozenset[str] = frozenset()) -> list[
         if key in truth and key not in skip:
             pages.append(Page(key, read_text(path), truth=truth[key]["articleBody"]))
     return pages
+
+
+def load_readability(root: Path) -> list[Page]:
+    """mozilla/readability's test pages (`<name>/source.html` and `expected.html`, either
+    gzipped) whose expected text has READABILITY_MIN_WORDS words or more; the truth is that
+    text, a line per block."""
+    pages = []
+    for folder in sorted(p for p in root.iterdir() if p.is_dir()):
+        expected, source = _member(folder, "expected.html"), _member(folder, "source.html")
+        if expected is None or source is None:
+            continue
+        truth = block_text(read_text(expected))
+        if len(truth.split()) >= READABILITY_MIN_WORDS:
+            pages.append(Page(folder.name, read_text(source), truth, source="readability"))
+    return pages
+
+
+def has_readability_pages(root: Path) -> bool:
+    return root.is_dir() and any(_member(p, "expected.html") for p in root.iterdir() if p.is_dir())
+
+
+def _member(folder: Path, name: str) -> Path | None:
+    return next((p for p in (folder / name, folder / f"{name}.gz") if p.is_file()), None)
+
+
+_BLOCKS = {"p", "div", "section", "article", "li", "dd", "dt", "blockquote", "pre", "tr"}
+_BLOCKS |= {"td", "th", "table", "ul", "ol", "figcaption", "br", "h1", "h2", "h3", "h4", "h5"}
+
+
+def block_text(html: str) -> str:
+    """The text of an HTML fragment, a line per block element."""
+    root = lxml.html.fromstring(html)
+    for element in root.iter():
+        if isinstance(element.tag, str) and element.tag in _BLOCKS | {"h6"}:
+            element.tail = "\n" + (element.tail or "")
+            if element.tag != "br":
+                element.text = "\n" + (element.text or "")
+    lines = (" ".join(line.split()) for line in root.text_content().splitlines())
+    return "\n".join(line for line in lines if line)
 
 
 def load_segments(root: Path) -> list[Page]:
@@ -129,24 +184,24 @@ def load_segments(root: Path) -> list[Page]:
 
 # -- candidates and scores --------------------------------------------------------------------
 
-Candidate = tuple[bool, int]  # (clean-up on, recall pass below this many words)
+Candidate = tuple[bool, float]  # (clean-up on, recall pass when precision kept < this share)
 Chooser = Callable[[Page], str]
 
 
 def chooser(candidate: Candidate) -> Chooser:
-    clean, below = candidate
+    clean, share = candidate
 
     def run(page: Page) -> str:
-        text = art.combine(page.precise, lambda: page.recall, below)
+        text = art.combine(page.precise, page.words, lambda: page.recall, share)
         return art.clean_text(text, page.titles) if clean else text.strip()
 
     return run
 
 
 # Simplest first: the plain precision pass, then one mechanism at a time.
-CANDIDATES: list[Candidate] = [(clean, below) for below in BELOW_WORDS for clean in (False, True)]
+CANDIDATES: list[Candidate] = [(clean, share) for share in THIN_SHARES for clean in (False, True)]
 MARGIN = 0.002  # F1 differences smaller than this do not justify a more complex rule
-PRODUCTION: Candidate = (True, art.RECALL_BELOW_WORDS)
+PRODUCTION: Candidate = (True, art.THIN_SHARE)
 
 
 def score_aeb(pages: Sequence[Page], extract: Chooser) -> tuple[float, float, float]:
@@ -168,12 +223,33 @@ def score_segments(pages: Sequence[Page], extract: Chooser) -> tuple[float, floa
     return prf(tp, fp, fn)
 
 
-def best(pages: Sequence[Page]) -> Candidate:
-    """The simplest candidate within MARGIN of the best F1: on a few dozen pages a smaller
-    difference is one page's worth of noise, and the simpler rule generalises better."""
-    scores = [score_aeb(pages, chooser(c))[2] for c in CANDIDATES]
-    top = max(scores)
-    return next(c for c, f1 in zip(CANDIDATES, scores, strict=True) if f1 >= top - MARGIN)
+def development_f1(pages: Sequence[Page], extract: Chooser) -> float:
+    """The mean of the F1 on each development set present (so that the larger set does not
+    outvote the other)."""
+    sources = sorted({page.source for page in pages})
+    return statistics.mean(
+        score_aeb([p for p in pages if p.source == source], extract)[2] for source in sources
+    )
+
+
+def _complexity(candidate: Candidate) -> tuple[bool, bool]:
+    clean, share = candidate
+    return clean, share > 0
+
+
+def best(pages: Sequence[Page], tiebreak: Sequence[Page] = ()) -> Candidate:
+    """The best candidate among the simplest within MARGIN of the best F1: on a hundred
+    pages a smaller difference is a page or two of noise, and the simpler rule generalises
+    better. Among equally simple candidates the best F1 wins, and an exact tie (two shares
+    that no development page tells apart) goes to the better one on `tiebreak` pages
+    (trafilatura's evaluation set)."""
+    scores = {c: development_f1(pages, chooser(c)) for c in CANDIDATES}
+    top = max(scores.values())
+    near = [c for c in CANDIDATES if scores[c] >= top - MARGIN]
+    simplest = [c for c in near if _complexity(c) == min(map(_complexity, near))]
+    if not tiebreak:
+        return max(simplest, key=lambda c: scores[c])
+    return max(simplest, key=lambda c: (scores[c], score_segments(tiebreak, chooser(c))[2]))
 
 
 @dataclass(frozen=True)
@@ -182,18 +258,31 @@ class FoldResult:
     precision: float
     recall: float
     f1: float
+    by_source: dict[str, float]  # F1 on the fold's pages of each development set
 
 
-def cross_validate(pages: Sequence[Page], folds: int, seed: int) -> list[FoldResult]:
-    """Choose on K-1 folds, score on the remaining one, for each fold."""
-    order = list(pages)
-    random.Random(seed).shuffle(order)
+def cross_validate(
+    pages: Sequence[Page], folds: int, seed: int, tiebreak: Sequence[Page] = ()
+) -> list[FoldResult]:
+    """Choose on K-1 folds, score on the remaining one, for each fold (every fold holds a
+    K-th of each development set)."""
+    rng = random.Random(seed)
+    order: list[Page] = []
+    for source in sorted({page.source for page in pages}):
+        part = [page for page in pages if page.source == source]
+        rng.shuffle(part)
+        order += part
     parts = [order[i::folds] for i in range(folds)]
     results = []
     for i, held in enumerate(parts):
         train = [p for j, part in enumerate(parts) if j != i for p in part]
-        chosen = best(train)
-        results.append(FoldResult(chosen, *score_aeb(held, chooser(chosen))))
+        chosen = best(train, tiebreak)
+        extract = chooser(chosen)
+        by_source = {
+            source: score_aeb([p for p in held if p.source == source], extract)[2]
+            for source in sorted({p.source for p in held})
+        }
+        results.append(FoldResult(chosen, *score_aeb(held, extract), by_source))
     return results
 
 
@@ -201,8 +290,8 @@ def cross_validate(pages: Sequence[Page], folds: int, seed: int) -> list[FoldRes
 
 
 def _name(candidate: Candidate) -> str:
-    clean, below = candidate
-    recall = "never" if below == 0 else "always" if below >= 10**9 else f"<{below} words"
+    clean, share = candidate
+    recall = "never" if share == 0 else "if longer" if share >= 1 else f"if P < {share:g} of it"
     return f"clean={'on' if clean else 'off'}, recall pass {recall}"
 
 
@@ -215,13 +304,20 @@ def ours(page: Page) -> str:
     return chooser(PRODUCTION)(page) or art.visible_text(page.html)
 
 
-def print_aeb(pages: list[Page], folds: int, seed: int) -> None:
-    print(f"scrapinghub-aeb: {len(pages)} development pages")
-    print(f"{'extractor':44} {'precision':>9} {'recall':>7} {'F1':>6}")
-    for name, extract in (("trafilatura.extract (plain)", plain), ("ours (extract_article)", ours)):
-        p, r, f = score_aeb(pages, extract)
-        print(f"{name:44} {p:9.3f} {r:7.3f} {f:6.3f}")
-    results = cross_validate(pages, folds, seed)
+def print_aeb(
+    parts: dict[str, list[Page]], folds: int, seed: int, tiebreak: Sequence[Page] = ()
+) -> None:
+    """Plain and ours on each development set, then the cross-validation over all of them."""
+    rows = (("trafilatura.extract (plain)", plain), ("ours (extract_article)", ours))
+    for label, part in parts.items():
+        print(f"{label}: {len(part)} development pages")
+        print(f"{'extractor':44} {'precision':>9} {'recall':>7} {'F1':>6}")
+        for name, extract in rows:
+            p, r, f = score_aeb(part, extract)
+            print(f"{name:44} {p:9.3f} {r:7.3f} {f:6.3f}")
+    pages = [page for part in parts.values() for page in part]
+    results = cross_validate(pages, folds, seed, tiebreak)
+    print(f"cross-validation over all {len(pages)} development pages")
     for i, res in enumerate(results, 1):
         print(
             f"  fold {i}: chosen on the other folds: {_name(res.chosen)}; scored on this "
@@ -233,10 +329,20 @@ def print_aeb(pages: list[Page], folds: int, seed: int) -> None:
         f"cross-validated F1 ({folds}-fold, pages the choice never saw): "
         f"{statistics.mean(f1s):.3f} ± {spread:.3f}"
     )
+    if len(parts) > 1:
+        for source in sorted({page.source for page in pages}):
+            scored = [res.by_source[source] for res in results if source in res.by_source]
+            spread = statistics.pstdev(scored) if len(scored) > 1 else 0.0
+            print(f"  on the {source} pages alone: {statistics.mean(scored):.3f} ± {spread:.3f}")
     print(
-        f"chosen on all development pages: {_name(best(pages))}; "
+        f"chosen on all development pages: {_name(best(pages, tiebreak))}; "
         f"in search/parsers/article.py: {_name(PRODUCTION)}"
     )
+    if len(parts) == 1:
+        print(
+            "  (the recall rule is chosen with --readability DIR, mozilla/readability's "
+            "test/test-pages: these pages alone do not tell its candidates apart)"
+        )
 
 
 def print_held_out(unseen: list[Page], development: int) -> None:
@@ -253,13 +359,13 @@ def print_held_out(unseen: list[Page], development: int) -> None:
 
 
 def print_segments(pages: list[Page]) -> None:
-    print(f"\ntrafilatura-eval: {len(pages)} pages (with/without segments; never tuned on)")
+    print(f"\ntrafilatura-eval: {len(pages)} pages (with/without segments; only breaks exact ties)")
     print(f"{'extractor':44} {'precision':>9} {'recall':>7} {'F1':>6}")
     rows: list[tuple[str, Callable[[Page], str]]] = [
         ("trafilatura.extract (plain)", plain),
         ("ours (extract_article)", ours),
     ]
-    rows += [(f"  {_name(c)}", chooser(c)) for c in ((False, 0), (True, 0), (True, 10**9))]
+    rows += [(f"  {_name(c)}", chooser(c)) for c in ((False, 0.0), (True, 0.0), (True, 1.0))]
     for name, extract in rows:
         p, r, f = score_segments(pages, extract)
         print(f"{name:44} {p:9.3f} {r:7.3f} {f:6.3f}")
@@ -295,6 +401,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("fixtures", nargs="?", type=Path, default=default)
     parser.add_argument("--folds", type=int, default=3)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--readability", type=Path, metavar="DIR", help="mozilla/readability's test/test-pages"
+    )
     parser.add_argument("--held-out", type=Path, metavar="DIR", help="pages never tuned on")
     args = parser.parse_args(argv)
     root: Path = args.fixtures
@@ -304,9 +413,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no scrapinghub-aeb/ground-truth.json under {root}", file=sys.stderr)
         return 2
     aeb = [page.passes() for page in load_aeb(root / "scrapinghub-aeb")]
-    print_aeb(aeb, args.folds, args.seed)
+    parts = {"scrapinghub-aeb": aeb}
+    readability: Path = args.readability or root / "readability"
+    if args.readability is not None and not has_readability_pages(readability):
+        print(f"no <page>/expected.html under {readability}", file=sys.stderr)
+        return 2
+    if has_readability_pages(readability):
+        parts["readability test pages"] = [p.passes() for p in load_readability(readability)]
+    segments: list[Page] = []
     if (root / "trafilatura-eval" / "evaldata.json").is_file():
-        print_segments([page.passes() for page in load_segments(root / "trafilatura-eval")])
+        segments = [page.passes() for page in load_segments(root / "trafilatura-eval")]
+    print_aeb(parts, args.folds, args.seed, segments)
+    if segments:
+        print_segments(segments)
     held_out: Path | None = args.held_out
     if held_out is not None:
         if not (held_out / "ground-truth.json").is_file():

@@ -25,11 +25,14 @@ def test_the_extraction_bench_prints_scores_cross_validation_and_timing() -> Non
     out = proc.stdout
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "scrapinghub-aeb: 8 development pages" in out
+    assert "readability test pages: 3 development pages" in out
+    assert "cross-validation over all 11 development pages" in out
+    scrapinghub = out[: out.index("readability test pages:")]
     rows = dict(
         re.findall(
             r"^(trafilatura\.extract \(plain\)|ours \(extract_article\))"
             r"\s+[\d.]+\s+[\d.]+\s+([\d.]+)$",
-            out,
+            scrapinghub,
             re.M,
         )
     )
@@ -82,3 +85,17 @@ def test_held_out_pages_are_scored_without_the_development_pages(tmp_path: Path)
     assert "held out: 3 pages never tuned on" in out
     held = out[out.index("held out:") :]
     assert re.search(r"^ours \(extract_article\)\s+[\d.]+\s+[\d.]+\s+0\.\d{3}$", held, re.M)
+
+
+def test_a_readability_folder_without_pages_is_a_usage_error(tmp_path: Path) -> None:
+    bench = str(ROOT / "bench" / "extract.py")
+    proc = subprocess.run(
+        [sys.executable, bench, str(ROOT / "tests" / "fixtures"), "--readability", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert f"no <page>/expected.html under {tmp_path}" in proc.stderr

@@ -14,8 +14,9 @@ from search.parsers import extract_article, visible_text
 from search.parsers.article import clean_text, combine
 
 AEB = Path(__file__).parent / "fixtures" / "articles" / "scrapinghub-aeb"
+READABILITY = Path(__file__).parent / "fixtures" / "articles" / "readability"
 sys.path.insert(0, str(Path(__file__).parent.parent / "bench"))
-from extract import prf, shingle_match  # noqa: E402
+from extract import block_text, prf, shingle_match  # noqa: E402
 
 
 def read(path: Path) -> str:
@@ -116,10 +117,31 @@ def test_the_recall_pass_should_replace_only_a_thin_precision_pass() -> None:
 
     def wider() -> str:
         calls.append(1)
-        return "one two three four five six"
+        return "one two three four five six seven eight nine ten eleven"
 
-    assert combine("one two", wider, below_words=5) == "one two three four five six"
-    assert combine("one two three four five six seven", wider, below_words=5).endswith("seven")
-    assert len(calls) == 1  # a precision pass long enough never pays for the second pass
-    assert combine("one two", lambda: "", below_words=5) == "one two"
-    assert combine("", wider, below_words=5) == ""  # nothing found: visible text instead
+    # 1 word of the recall pass's 11: less than a fifth, so precision cut the article
+    assert combine("one", 100, wider, share=0.2) == wider()
+    # 3 of 11 is not thin: the precision pass stays
+    assert combine("one two three", 100, wider, share=0.2) == "one two three"
+    calls.clear()
+    # a fifth of the page's own words or more: the recall pass cannot find 5 times as much
+    assert combine("one two three", 15, wider, share=0.2) == "one two three"
+    assert calls == []  # ...so it is not run at all
+    assert combine("one", 100, lambda: "", share=0.2) == "one"
+    assert combine("", 100, wider, share=0.2) == ""  # nothing found: visible text instead
+    assert combine("one", 100, wider, share=0.0) == "one"  # share 0: never
+
+
+def test_a_page_whose_article_precision_mode_cuts_is_read_whole() -> None:
+    """readability's engadget page (an Xbox One X review): trafilatura's precision mode keeps
+    its first paragraph, 111 of 1,861 words, because the rest sits in blocks it takes for
+    furniture. The read gives the review."""
+    folder = READABILITY / "engadget"
+    truth = block_text(read(folder / "expected.html.gz"))
+    html = read(folder / "source.html.gz")
+    precise = trafilatura.extract(html, favor_precision=True, include_tables=True) or ""
+    assert prf(*shingle_match(truth, precise))[1] < 0.1
+    article = extract_article(html)
+    precision, recall, _ = prf(*shingle_match(truth, article.text))
+    assert recall > 0.95 and precision > 0.95
+    assert "The Xbox One X is the ultimate video game system." in article.text

@@ -1,19 +1,24 @@
 """Page HTML in, main text and metadata out (`Article`), with trafilatura and a plain fallback.
 
-Settings were chosen on the scrapinghub article-extraction benchmark (see bench/extract.py):
-precision favoured, tables kept, comments dropped. Two general clean-ups follow: the headline
-(already the article's `title`) is not repeated as the first line, and whole lines that are
-page furniture (share bars, comment counters, newsletter and cookie prompts, "Related:"
-links) are dropped. When trafilatura finds nothing (a tiny or unusual page) the visible body
-text is returned instead, so a read never comes back empty because of the extractor.
+Settings were chosen on the scrapinghub article-extraction benchmark's development pages and
+mozilla/readability's test pages (see bench/extract.py): precision favoured, tables kept,
+comments dropped. When favouring precision cut the article down to a sliver of what
+trafilatura's balanced mode finds (`THIN_SHARE`), the balanced text is read instead. Two
+general clean-ups follow: the headline (already the article's `title`) is not repeated as
+the first line, and whole lines that are page furniture (share bars, comment counters,
+newsletter and cookie prompts, "Related:" links) are dropped. When trafilatura finds nothing
+(a tiny or unusual page) the visible body text is returned instead, so a read never comes
+back empty because of the extractor.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from copy import deepcopy
 from typing import Any
 
+import lxml.etree
 import lxml.html
 import structlog
 import trafilatura
@@ -23,13 +28,14 @@ from ._models import Article
 
 __all__ = [
     "EXTRACT_OPTIONS",
-    "RECALL_BELOW_WORDS",
     "RECALL_OPTIONS",
+    "THIN_SHARE",
     "clean_text",
     "combine",
     "extract_article",
     "extraction_pass",
     "page_titles",
+    "page_words",
     "visible_text",
 ]
 
@@ -44,12 +50,13 @@ EXTRACT_OPTIONS: dict[str, Any] = {
     "favor_recall": False,
     "deduplicate": False,
 }
-# The recall pass (trafilatura's balanced mode) runs only when the precision pass kept fewer
-# words than this, and replaces it when it found more: precision cuts whole paragraphs of
-# short articles more often than of long ones. Chosen by 3-fold cross-validation on the
-# scrapinghub development pages, checked on trafilatura's evaluation set (bench/extract.py).
+# The recall pass (trafilatura's balanced mode) replaces the precision pass when the precision
+# pass kept fewer than this share of its words: precision mode then cut the article itself
+# (a page whose paragraphs sit in blocks it judged to be furniture), not the furniture around
+# it. Chosen by 3-fold cross-validation over the scrapinghub development pages and
+# mozilla/readability's test pages, checked on trafilatura's evaluation set (bench/extract.py).
 RECALL_OPTIONS: dict[str, Any] = {**EXTRACT_OPTIONS, "favor_precision": False}
-RECALL_BELOW_WORDS = 0
+THIN_SHARE = 0.2
 _INVISIBLE = (
     "script",
     "style",
@@ -66,13 +73,22 @@ _INVISIBLE = (
 _BLANK_LINES = re.compile(r"\n\s*\n+")
 _TITLE = re.compile(r"<title[^>]*>(.*?)</title\s*>", re.IGNORECASE | re.DOTALL)
 _TITLE_WITHIN = 300_000  # characters of markup searched for <title> (it is in the head)
+_BODY_TEXT = lxml.etree.XPath(
+    "//body//text()[not(ancestor::script or ancestor::style or ancestor::noscript"
+    " or ancestor::template)]"
+)
 
 
 def extract_article(html: str, url: str | None = None, *, max_chars: int | None = None) -> Article:
     """The main text of a page (cut to `max_chars`) with title, author, date and language."""
-    data = extraction_pass(html, url, EXTRACT_OPTIONS)
+    tree = _load(html)  # trafilatura's own parse, shared by both passes (each changes it)
+    source = html if tree is None else tree
+    data = extraction_pass(html if tree is None else deepcopy(tree), url, EXTRACT_OPTIONS)
+    words = page_words(tree)
     text = combine(
-        data.get("text") or "", lambda: extraction_pass(html, url, RECALL_OPTIONS).get("text")
+        data.get("text") or "",
+        words,
+        lambda: extraction_pass(source, url, RECALL_OPTIONS).get("text"),
     )
     text = clean_text(text, page_titles(data, html))
     if not text:
@@ -90,8 +106,9 @@ def extract_article(html: str, url: str | None = None, *, max_chars: int | None 
     )
 
 
-def extraction_pass(html: str, url: str | None, options: dict[str, Any]) -> dict[str, Any]:
-    """trafilatura's extraction as a dict; {} when it finds nothing or the markup breaks it."""
+def extraction_pass(html: Any, url: str | None, options: dict[str, Any]) -> dict[str, Any]:
+    """trafilatura's extraction of markup (or of a tree from `trafilatura.load_html`, which it
+    changes) as a dict; {} when it finds nothing or the markup breaks it."""
     try:
         doc = trafilatura.bare_extraction(html, url=url, with_metadata=True, **options)
     except (ValueError, TypeError, ParserError) as exc:  # malformed markup: fall back later
@@ -102,16 +119,28 @@ def extraction_pass(html: str, url: str | None, options: dict[str, Any]) -> dict
 
 def combine(
     precise: str,
+    page_words: int,
     recall: Callable[[], str | None],
-    below_words: int = RECALL_BELOW_WORDS,
+    share: float = THIN_SHARE,
 ) -> str:
-    """The precision pass, or the recall pass when the precision pass is thin (fewer than
-    `below_words` words, but not empty: no text at all is the visible-text fallback's case)
-    and the recall pass found more."""
-    if not precise.strip() or len(precise.split()) >= below_words:
+    """The precision pass, or the recall pass when the precision pass kept fewer than `share`
+    of the recall pass's words (but some: no text at all is the visible-text fallback's case).
+
+    The recall pass finds at most the page's own words (`page_words`), so a precision pass
+    with at least `share` of those is kept without paying for the second pass."""
+    found = len(precise.split())
+    if not found or found >= share * page_words:
         return precise
     wider = recall() or ""
-    return wider if len(wider.split()) > len(precise.split()) else precise
+    return wider if found < share * len(wider.split()) else precise
+
+
+def page_words(tree: Any) -> int:
+    """Words in the page's body text outside scripts and styles: at most this many can be
+    extracted (0 without a tree)."""
+    if tree is None:
+        return 0
+    return sum(len(text.split()) for text in _BODY_TEXT(tree))
 
 
 # Whole lines that are page furniture in any article (matched case-insensitively).
@@ -192,6 +221,15 @@ def _html_title(html: str) -> str | None:
         return None
     title = " ".join(lxml.html.fromstring(f"<p>{match.group(1)}</p>").text_content().split())
     return title or None
+
+
+def _load(html: str) -> Any:
+    """The page as trafilatura parses it (None when it cannot)."""
+    try:
+        return trafilatura.load_html(html)
+    except (ValueError, TypeError, ParserError) as exc:
+        log.warning("article.parse_failed", error=str(exc))
+        return None
 
 
 def _parse(html: str) -> Any:
