@@ -94,7 +94,7 @@ soak: setup
 
 bench-extract: venv
 	@nice $(PY) bench/extract.py $(FIXTURES) $(if $(READABILITY),--readability $(READABILITY)) \
-	    $(if $(HELD_OUT),--held-out $(HELD_OUT))
+	    $(if $(WCXB),--wcxb $(WCXB)) $(if $(HELD_OUT),--held-out $(HELD_OUT))
 
 chrome: setup
 	@$(SB) chrome

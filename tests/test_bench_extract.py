@@ -99,3 +99,37 @@ def test_a_readability_folder_without_pages_is_a_usage_error(tmp_path: Path) -> 
     )
     assert proc.returncode == 2
     assert f"no <page>/expected.html under {tmp_path}" in proc.stderr
+
+
+def test_wcxb_articles_develop_and_its_test_split_is_held_out(tmp_path: Path) -> None:
+    """`--wcxb DIR`: the dev split's articles join the development pages, the test split's
+    articles are scored as held out, and other page types are left out (built here in
+    WCXB's layout from the committed scrapinghub pages)."""
+    subset = ROOT / "tests" / "fixtures" / "articles" / "scrapinghub-aeb"
+    truth = json.loads((subset / "ground-truth.json").read_text(encoding="utf-8"))
+    files = {}
+    for i, page in enumerate(sorted((subset / "html").iterdir())[:6]):
+        key, split = f"{i:04d}", "dev" if i < 3 else "test"
+        kind = "forum" if i == 5 else "article"
+        files[key] = {"split": split, "page_type": kind}
+        (tmp_path / split / "html").mkdir(parents=True, exist_ok=True)
+        (tmp_path / split / "ground-truth").mkdir(parents=True, exist_ok=True)
+        shutil.copy(page, tmp_path / split / "html" / f"{key}.html.gz")
+        body = truth[page.name.split(".")[0]]["articleBody"]
+        record = {"ground_truth": {"main_content": body}}
+        (tmp_path / split / "ground-truth" / f"{key}.json").write_text(json.dumps(record))
+    (tmp_path / "metadata.json").write_text(json.dumps({"files": files}))
+    bench = str(ROOT / "bench" / "extract.py")
+    proc = subprocess.run(
+        [sys.executable, bench, str(ROOT / "tests" / "fixtures"), "--wcxb", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "wcxb articles: 3 development pages" in proc.stdout
+    assert "cross-validation over all 14 development pages" in proc.stdout
+    held = proc.stdout[proc.stdout.index("wcxb held out: 2 test-split articles") :]
+    assert re.search(r"^ours \(extract_article\)\s+[\d.]+\s+[\d.]+\s+0\.\d{3}$", held, re.M)

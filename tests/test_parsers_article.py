@@ -145,3 +145,20 @@ def test_a_page_whose_article_precision_mode_cuts_is_read_whole() -> None:
     precision, recall, _ = prf(*shingle_match(truth, article.text))
     assert recall > 0.95 and precision > 0.95
     assert "The Xbox One X is the ultimate video game system." in article.text
+
+
+def test_text_after_an_empty_element_is_kept() -> None:
+    """trafilatura's precision mode deletes an empty element together with the text after
+    it: an empty icon `<span>` took a whole paragraph, an empty `<b>` half a sentence."""
+    filler = "<p>" + " ".join(["The council met on Tuesday to discuss the library budget."] * 3)
+    html = f"""<html><head><title>Library budget approved</title></head><body><article>
+    <h1>Library budget approved</h1>{filler}</p>
+    <p><span class="icon"></span>Residents can now borrow books until nine on weekdays.</p>
+    {filler}</p><p>Early figures show that <b></b>visits rose by a third in a month.</p>
+    {filler}</p></article></body></html>"""
+    precise = trafilatura.extract(html, favor_precision=True) or ""
+    assert "Residents can now borrow" not in precise
+    assert "visits rose" not in precise  # what the read path used to lose
+    text = extract_article(html).text
+    assert "Residents can now borrow books until nine on weekdays." in text.splitlines()
+    assert "Early figures show that visits rose by a third in a month." in text.splitlines()

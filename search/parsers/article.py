@@ -1,14 +1,16 @@
 """Page HTML in, main text and metadata out (`Article`), with trafilatura and a plain fallback.
 
-Settings were chosen on the scrapinghub article-extraction benchmark's development pages and
-mozilla/readability's test pages (see bench/extract.py): precision favoured, tables kept,
-comments dropped. When favouring precision cut the article down to a sliver of what
-trafilatura's balanced mode finds (`THIN_SHARE`), the balanced text is read instead. Two
-general clean-ups follow: the headline (already the article's `title`) is not repeated as
-the first line, and whole lines that are page furniture (share bars, comment counters,
-newsletter and cookie prompts, "Related:" links) are dropped. When trafilatura finds nothing
-(a tiny or unusual page) the visible body text is returned instead, so a read never comes
-back empty because of the extractor.
+Settings were chosen on three development sets (the scrapinghub article-extraction
+benchmark's development pages, mozilla/readability's test pages and WCXB's dev articles;
+see bench/extract.py): precision favoured, tables kept, comments dropped. Empty elements are
+removed first with their trailing text kept, because precision mode deletes that text with
+them. When favouring precision cut the article down to a sliver of what trafilatura's
+balanced mode finds (`THIN_SHARE`), the balanced text is read instead. Two general clean-ups
+follow: the headline (already the article's `title`) is not repeated as the first line, and
+whole lines that are page furniture (share bars, comment counters, newsletter and cookie
+prompts, "Related:" links) are dropped. When trafilatura finds nothing (a tiny or unusual
+page) the visible body text is returned instead, so a read never comes back empty because of
+the extractor.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ __all__ = [
     "THIN_SHARE",
     "clean_text",
     "combine",
+    "drop_empty",
     "extract_article",
     "extraction_pass",
     "page_titles",
@@ -53,8 +56,7 @@ EXTRACT_OPTIONS: dict[str, Any] = {
 # The recall pass (trafilatura's balanced mode) replaces the precision pass when the precision
 # pass kept fewer than this share of its words: precision mode then cut the article itself
 # (a page whose paragraphs sit in blocks it judged to be furniture), not the furniture around
-# it. Chosen by 3-fold cross-validation over the scrapinghub development pages and
-# mozilla/readability's test pages, checked on trafilatura's evaluation set (bench/extract.py).
+# it. Chosen by 3-fold cross-validation over the development sets (bench/extract.py).
 RECALL_OPTIONS: dict[str, Any] = {**EXTRACT_OPTIONS, "favor_precision": False}
 THIN_SHARE = 0.2
 _INVISIBLE = (
@@ -73,6 +75,11 @@ _INVISIBLE = (
 _BLANK_LINES = re.compile(r"\n\s*\n+")
 _TITLE = re.compile(r"<title[^>]*>(.*?)</title\s*>", re.IGNORECASE | re.DOTALL)
 _TITLE_WITHIN = 300_000  # characters of markup searched for <title> (it is in the head)
+# trafilatura's CUT_EMPTY_ELEMS (settings.py, 2.3.1): what its clean-up deletes when empty.
+_CUT_WHEN_EMPTY = (
+    *("article", "b", "blockquote", "dd", "div", "dt", "em", "h1", "h2", "h3", "h4", "h5"),
+    *("h6", "i", "li", "main", "p", "pre", "q", "section", "span", "strong"),
+)
 _BODY_TEXT = lxml.etree.XPath(
     "//body//text()[not(ancestor::script or ancestor::style or ancestor::noscript"
     " or ancestor::template)]"
@@ -82,6 +89,8 @@ _BODY_TEXT = lxml.etree.XPath(
 def extract_article(html: str, url: str | None = None, *, max_chars: int | None = None) -> Article:
     """The main text of a page (cut to `max_chars`) with title, author, date and language."""
     tree = _load(html)  # trafilatura's own parse, shared by both passes (each changes it)
+    if tree is not None:
+        drop_empty(tree)
     source = html if tree is None else tree
     data = extraction_pass(html if tree is None else deepcopy(tree), url, EXTRACT_OPTIONS)
     words = page_words(tree)
@@ -133,6 +142,24 @@ def combine(
         return precise
     wider = recall() or ""
     return wider if found < share * len(wider.split()) else precise
+
+
+def drop_empty(tree: Any) -> None:
+    """Remove the elements that trafilatura's precision mode deletes when they are empty,
+    keeping the text that follows each (its tail). Precision mode deletes that text with the
+    element: an empty icon or anchor before a sentence (`<i class="icon"></i> Text`) took
+    the sentence with it."""
+    for element in reversed(list(tree.iter(*_CUT_WHEN_EMPTY))):
+        parent = element.getparent()
+        if parent is None or element.text is not None or len(element):
+            continue
+        if element.tail:
+            before = element.getprevious()
+            if before is not None:
+                before.tail = (before.tail or "") + element.tail
+            else:
+                parent.text = (parent.text or "") + element.tail
+        parent.remove(element)
 
 
 def page_words(tree: Any) -> int:
