@@ -158,21 +158,19 @@ def load_readability(root: Path) -> list[Page]:
 
 def load_wcxb(root: Path, split: str) -> list[Page]:
     """The article pages of one split ("dev" or "test") of WCXB (Murrough-Foley/
-    web-content-extraction-benchmark: `metadata.json`, `<split>/html/<id>.html.gz`,
-    `<split>/ground-truth/<id>.json` with `ground_truth.main_content`)."""
-    files = json.loads((root / "metadata.json").read_text(encoding="utf-8"))["files"]
+    web-content-extraction-benchmark: `<split>/html/<id>.html.gz` and
+    `<split>/ground-truth/<id>.json` with `ground_truth.main_content`). The page type is the
+    ground truth's own (`_internal.page_type.primary`), as the benchmark's evaluate.py reads
+    it."""
     pages = []
-    for key, info in sorted(files.items()):
-        if info.get("split") != split or info.get("page_type") != "article":
-            continue
-        truth_path = root / split / "ground-truth" / f"{key}.json"
-        html_path = root / split / "html" / f"{key}.html.gz"
-        if not (truth_path.is_file() and html_path.is_file()):
-            continue
-        truth = json.loads(truth_path.read_text(encoding="utf-8"))["ground_truth"]
-        if (truth.get("main_content") or "").strip():
-            page = Page(key, read_text(html_path), truth["main_content"], source="wcxb")
-            pages.append(page)
+    for truth_path in sorted((root / split / "ground-truth").glob("*.json")):
+        html_path = root / split / "html" / f"{truth_path.stem}.html.gz"
+        data = json.loads(truth_path.read_text(encoding="utf-8"))
+        kind = (data.get("_internal") or {}).get("page_type") or {}
+        kind = kind.get("primary", "article") if isinstance(kind, dict) else kind
+        body = (data.get("ground_truth") or {}).get("main_content") or ""
+        if kind == "article" and body.strip() and html_path.is_file():
+            pages.append(Page(truth_path.stem, read_text(html_path), body, source="wcxb"))
     return pages
 
 
@@ -454,8 +452,8 @@ def main(argv: list[str] | None = None) -> int:
         parts["readability test pages"] = [p.passes() for p in load_readability(readability)]
     wcxb: Path | None = args.wcxb
     if wcxb is not None:
-        if not (wcxb / "metadata.json").is_file():
-            print(f"no metadata.json in {wcxb}", file=sys.stderr)
+        if not (wcxb / "dev" / "ground-truth").is_dir():
+            print(f"no dev/ground-truth in {wcxb}", file=sys.stderr)
             return 2
         parts["wcxb articles"] = [p.passes() for p in load_wcxb(wcxb, "dev")]
     segments: list[Page] = []

@@ -107,18 +107,15 @@ def test_wcxb_articles_develop_and_its_test_split_is_held_out(tmp_path: Path) ->
     WCXB's layout from the committed scrapinghub pages)."""
     subset = ROOT / "tests" / "fixtures" / "articles" / "scrapinghub-aeb"
     truth = json.loads((subset / "ground-truth.json").read_text(encoding="utf-8"))
-    files = {}
     for i, page in enumerate(sorted((subset / "html").iterdir())[:6]):
         key, split = f"{i:04d}", "dev" if i < 3 else "test"
-        kind = "forum" if i == 5 else "article"
-        files[key] = {"split": split, "page_type": kind}
+        kind = {"primary": "forum" if i == 5 else "article"}
         (tmp_path / split / "html").mkdir(parents=True, exist_ok=True)
         (tmp_path / split / "ground-truth").mkdir(parents=True, exist_ok=True)
         shutil.copy(page, tmp_path / split / "html" / f"{key}.html.gz")
         body = truth[page.name.split(".")[0]]["articleBody"]
-        record = {"ground_truth": {"main_content": body}}
+        record = {"_internal": {"page_type": kind}, "ground_truth": {"main_content": body}}
         (tmp_path / split / "ground-truth" / f"{key}.json").write_text(json.dumps(record))
-    (tmp_path / "metadata.json").write_text(json.dumps({"files": files}))
     bench = str(ROOT / "bench" / "extract.py")
     proc = subprocess.run(
         [sys.executable, bench, str(ROOT / "tests" / "fixtures"), "--wcxb", str(tmp_path)],
