@@ -13,15 +13,20 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_the_extraction_bench_prints_scores_cross_validation_and_timing() -> None:
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "extract.py"), str(ROOT / "tests" / "fixtures")],
+def run_bench(*args: str) -> subprocess.CompletedProcess[str]:
+    """bench/extract.py with these arguments, as `make bench-extract` runs it."""
+    return subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "extract.py"), *args],
         capture_output=True,
         text=True,
         cwd=ROOT,
         timeout=300,
         check=False,
     )
+
+
+def test_the_extraction_bench_prints_scores_cross_validation_and_timing() -> None:
+    proc = run_bench(str(ROOT / "tests" / "fixtures"))
     out = proc.stdout
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "scrapinghub-aeb: 8 development pages" in out
@@ -45,14 +50,7 @@ def test_the_extraction_bench_prints_scores_cross_validation_and_timing() -> Non
 
 
 def test_a_missing_benchmark_folder_is_a_usage_error(tmp_path: Path) -> None:
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "extract.py"), str(tmp_path)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=120,
-        check=False,
-    )
+    proc = run_bench(str(tmp_path))
     assert proc.returncode == 2
     assert "no scrapinghub-aeb/ground-truth.json" in proc.stderr
 
@@ -70,15 +68,7 @@ def test_held_out_pages_are_scored_without_the_development_pages(tmp_path: Path)
     keys = {page.name.split(".")[0] for page in pages}
     kept = {key: value for key, value in truth.items() if key in keys}
     (dev / "ground-truth.json").write_text(json.dumps(kept), encoding="utf-8")
-    bench = str(ROOT / "bench" / "extract.py")
-    proc = subprocess.run(
-        [sys.executable, bench, str(tmp_path), "--held-out", str(subset)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=300,
-        check=False,
-    )
+    proc = run_bench(str(tmp_path), "--held-out", str(subset))
     assert proc.returncode == 0, proc.stderr[-2000:]
     out = proc.stdout
     assert "scrapinghub-aeb: 5 development pages" in out
@@ -88,15 +78,7 @@ def test_held_out_pages_are_scored_without_the_development_pages(tmp_path: Path)
 
 
 def test_a_readability_folder_without_pages_is_a_usage_error(tmp_path: Path) -> None:
-    bench = str(ROOT / "bench" / "extract.py")
-    proc = subprocess.run(
-        [sys.executable, bench, str(ROOT / "tests" / "fixtures"), "--readability", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=120,
-        check=False,
-    )
+    proc = run_bench(str(ROOT / "tests" / "fixtures"), "--readability", str(tmp_path))
     assert proc.returncode == 2
     assert f"no <page>/expected.html under {tmp_path}" in proc.stderr
 
@@ -116,15 +98,7 @@ def test_wcxb_articles_develop_and_its_test_split_is_held_out(tmp_path: Path) ->
         body = truth[page.name.split(".")[0]]["articleBody"]
         record = {"_internal": {"page_type": kind}, "ground_truth": {"main_content": body}}
         (tmp_path / split / "ground-truth" / f"{key}.json").write_text(json.dumps(record))
-    bench = str(ROOT / "bench" / "extract.py")
-    proc = subprocess.run(
-        [sys.executable, bench, str(ROOT / "tests" / "fixtures"), "--wcxb", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=300,
-        check=False,
-    )
+    proc = run_bench(str(ROOT / "tests" / "fixtures"), "--wcxb", str(tmp_path))
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "wcxb articles: 3 development pages" in proc.stdout
     assert "cross-validation over all 14 development pages" in proc.stdout
