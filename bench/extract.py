@@ -47,7 +47,6 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from copy import deepcopy
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -117,15 +116,9 @@ class Page:
     titles: tuple[str, ...] = ()
 
     def passes(self) -> Page:
-        tree = trafilatura.load_html(self.html)  # the same steps as art.extract_article
-        if tree is not None:
-            art.drop_empty(tree)
-        first = self.html if tree is None else deepcopy(tree)
-        data = art.extraction_pass(first, None, art.EXTRACT_OPTIONS)
+        data, self.words, recall = art.extraction_passes(self.html, None)
         self.precise = data.get("text") or ""
-        self.words = art.page_words(tree)
-        second = self.html if tree is None else tree
-        self.recall = art.extraction_pass(second, None, art.RECALL_OPTIONS).get("text") or ""
+        self.recall = recall() or ""
         self.titles = art.page_titles(data, self.html)
         return self
 

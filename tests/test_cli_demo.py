@@ -29,26 +29,22 @@ def test_the_demo_answers_a_search_and_a_read_offline(tmp_path: Path) -> None:
         SB_CHROME_PROFILE=str(tmp_path / "profile"),
         GEMINI_CLI=str(tmp_path / "no-gemini-here"),
     )
-    command = [sys.executable, "-m", "search", "--env-file", "/nonexistent/.env"]
-    try:
-        proc = subprocess.run(
-            [*command, "demo", "--headless"],
+
+    def run(*args: str, timeout: float) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "search", "--env-file", "/nonexistent/.env", *args],
             cwd=ROOT,
             env=env,
             capture_output=True,
             text=True,
-            timeout=180,
+            timeout=timeout,
             check=False,
         )
+
+    try:
+        proc = run("demo", "--headless", timeout=180)
     finally:
-        subprocess.run(
-            [*command, "chrome", "--stop", "--port", str(port)],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            timeout=60,
-            check=False,
-        )
+        run("chrome", "--stop", "--port", str(port), timeout=60)
     out = proc.stdout
     assert proc.returncode == 0, out[-3000:] + proc.stderr[-2000:]
     assert out.count("==> answered by ") == 2, out[-3000:]

@@ -37,6 +37,7 @@ __all__ = [
     "drop_empty",
     "extract_article",
     "extraction_pass",
+    "extraction_passes",
     "page_titles",
     "page_words",
     "visible_text",
@@ -88,17 +89,8 @@ _BODY_TEXT = lxml.etree.XPath(
 
 def extract_article(html: str, url: str | None = None, *, max_chars: int | None = None) -> Article:
     """The main text of a page (cut to `max_chars`) with title, author, date and language."""
-    tree = _load(html)  # trafilatura's own parse, shared by both passes (each changes it)
-    if tree is not None:
-        drop_empty(tree)
-    source = html if tree is None else tree
-    data = extraction_pass(html if tree is None else deepcopy(tree), url, EXTRACT_OPTIONS)
-    words = page_words(tree)
-    text = combine(
-        data.get("text") or "",
-        words,
-        lambda: extraction_pass(source, url, RECALL_OPTIONS).get("text"),
-    )
+    data, words, recall = extraction_passes(html, url)
+    text = combine(data.get("text") or "", words, recall)
     text = clean_text(text, page_titles(data, html))
     if not text:
         text = visible_text(html)
@@ -113,6 +105,24 @@ def extract_article(html: str, url: str | None = None, *, max_chars: int | None 
         text=text,
         word_count=len(text.split()),
     )
+
+
+def extraction_passes(
+    html: str, url: str | None
+) -> tuple[dict[str, Any], int, Callable[[], str | None]]:
+    """The precision pass (with metadata), the page's body words, and the recall pass to run
+    on demand: one parse (trafilatura's own) shared by both passes, empty elements removed
+    first (`drop_empty`)."""
+    tree = _load(html)
+    if tree is None:
+        return (
+            extraction_pass(html, url, EXTRACT_OPTIONS),
+            0,
+            lambda: extraction_pass(html, url, RECALL_OPTIONS).get("text"),
+        )
+    drop_empty(tree)
+    data = extraction_pass(deepcopy(tree), url, EXTRACT_OPTIONS)  # each pass changes its tree
+    return data, page_words(tree), lambda: extraction_pass(tree, url, RECALL_OPTIONS).get("text")
 
 
 def extraction_pass(html: Any, url: str | None, options: dict[str, Any]) -> dict[str, Any]:
