@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from bench.extract import bootstrap, prf
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -74,7 +76,21 @@ def test_held_out_pages_are_scored_without_the_development_pages(tmp_path: Path)
     assert "scrapinghub-aeb: 5 development pages" in out
     assert "held out: 3 pages never tuned on" in out
     held = out[out.index("held out:") :]
-    assert re.search(r"^ours \(extract_article\)\s+[\d.]+\s+[\d.]+\s+0\.\d{3}$", held, re.M)
+    score = re.search(r"^ours \(extract_article\)\s+[\d.]+\s+[\d.]+\s+(0\.\d{3})$", held, re.M)
+    assert score
+    interval = re.search(r"95% interval over these pages .*: ours ([\d.]+)-([\d.]+);", held)
+    assert interval
+    assert float(interval.group(1)) <= float(score.group(1)) <= float(interval.group(2))
+
+
+def test_the_bootstrap_interval_brackets_the_score_and_a_lead_only_where_there_is_one() -> None:
+    pages = [(0.9, 0.05, 0.05), (0.5, 0.3, 0.2), (0.8, 0.1, 0.1), (0.95, 0.0, 0.05)] * 5
+    score = prf(*map(sum, zip(*pages, strict=True)))[2]
+    (low, high), (lead_low, lead_high) = bootstrap(pages, pages)
+    assert low < score < high
+    assert lead_low == lead_high == 0.0  # the same extractor has no lead on any resample
+    worse = [(tp - 0.1, fp + 0.1, fn) for tp, fp, fn in pages]
+    assert bootstrap(pages, worse)[1][0] > 0  # better on every page: better on every resample
 
 
 def test_a_readability_folder_without_pages_is_a_usage_error(tmp_path: Path) -> None:
