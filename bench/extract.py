@@ -227,12 +227,21 @@ MARGIN = 0.002  # F1 differences smaller than this do not justify a more complex
 PRODUCTION: Candidate = (True, art.THIN_SHARE)
 
 
-def score_aeb(pages: Sequence[Page], extract: Chooser) -> tuple[float, float, float]:
-    tp = fp = fn = 0.0
-    for page in pages:
-        a, b, c = shingle_match(page.truth, extract(page))
-        tp, fp, fn = tp + a, fp + b, fn + c
+Match = tuple[float, float, float]  # one page's (tp, fp, fn), from `shingle_match`
+
+
+def matches(pages: Sequence[Page], extract: Chooser) -> list[Match]:
+    return [shingle_match(page.truth, extract(page)) for page in pages]
+
+
+def pooled(scored: Sequence[Match]) -> tuple[float, float, float]:
+    """(precision, recall, F1) over the pages' summed matches, as the benchmark pools them."""
+    tp, fp, fn = (sum(column) for column in zip(*scored, strict=True)) if scored else (0, 0, 0)
     return prf(tp, fp, fn)
+
+
+def score_aeb(pages: Sequence[Page], extract: Chooser) -> tuple[float, float, float]:
+    return pooled(matches(pages, extract))
 
 
 def score_segments(pages: Sequence[Page], extract: Chooser) -> tuple[float, float, float]:
@@ -379,14 +388,14 @@ def print_held_out(unseen: list[Page], heading: str) -> None:
         print("  no pages to score")
         return
     print(f"{'extractor':44} {'precision':>9} {'recall':>7} {'F1':>6}")
-    matches = {}
-    for name, extract in (("trafilatura.extract (plain)", plain), ("ours (extract_article)", ours)):
-        matches[name] = [shingle_match(page.truth, extract(page)) for page in unseen]
-        p, r, f = prf(*map(sum, zip(*matches[name], strict=True)))
+    baseline, shipped = matches(unseen, plain), matches(unseen, ours)
+    for name, scored in (
+        ("trafilatura.extract (plain)", baseline),
+        ("ours (extract_article)", shipped),
+    ):
+        p, r, f = pooled(scored)
         print(f"{name:44} {p:9.3f} {r:7.3f} {f:6.3f}")
-    (low, high), (lead_low, lead_high) = bootstrap(
-        matches["ours (extract_article)"], matches["trafilatura.extract (plain)"]
-    )
+    (low, high), (lead_low, lead_high) = bootstrap(shipped, baseline)
     print(
         f"  95% interval over these pages ({BOOTSTRAP_RESAMPLES} resamples): ours "
         f"{low:.3f}-{high:.3f}; ours minus plain {lead_low:+.3f} to {lead_high:+.3f}"
@@ -397,9 +406,7 @@ BOOTSTRAP_RESAMPLES = 2000
 
 
 def bootstrap(
-    ours: Sequence[tuple[float, float, float]],
-    baseline: Sequence[tuple[float, float, float]],
-    seed: int = 1,
+    ours: Sequence[Match], baseline: Sequence[Match], seed: int = 1
 ) -> tuple[tuple[float, float], tuple[float, float]]:
     """95% intervals of ours' F1 and of its lead over the baseline, resampling the pages
     (with replacement, the same pages for both): a difference inside them is the choice of
@@ -408,8 +415,8 @@ def bootstrap(
     scores, leads = [], []
     for _ in range(BOOTSTRAP_RESAMPLES):
         picks = [rng.randrange(len(ours)) for _ in ours]
-        f1 = prf(*map(sum, zip(*(ours[i] for i in picks), strict=True)))[2]
-        base = prf(*map(sum, zip(*(baseline[i] for i in picks), strict=True)))[2]
+        f1 = pooled([ours[i] for i in picks])[2]
+        base = pooled([baseline[i] for i in picks])[2]
         scores.append(f1)
         leads.append(f1 - base)
     cut = BOOTSTRAP_RESAMPLES // 40  # 2.5% on each side

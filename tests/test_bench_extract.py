@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench.extract import bootstrap, prf
+from bench.extract import bootstrap, pooled
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -85,7 +85,7 @@ def test_held_out_pages_are_scored_without_the_development_pages(tmp_path: Path)
 
 def test_the_bootstrap_interval_brackets_the_score_and_a_lead_only_where_there_is_one() -> None:
     pages = [(0.9, 0.05, 0.05), (0.5, 0.3, 0.2), (0.8, 0.1, 0.1), (0.95, 0.0, 0.05)] * 5
-    score = prf(*map(sum, zip(*pages, strict=True)))[2]
+    score = pooled(pages)[2]
     (low, high), (lead_low, lead_high) = bootstrap(pages, pages)
     assert low < score < high
     assert lead_low == lead_high == 0.0  # the same extractor has no lead on any resample
