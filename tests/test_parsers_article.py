@@ -15,6 +15,7 @@ from search.parsers.article import clean_text, combine
 
 AEB = Path(__file__).parent / "fixtures" / "articles" / "scrapinghub-aeb"
 READABILITY = Path(__file__).parent / "fixtures" / "articles" / "readability"
+TRAFILATURA_EVAL = Path(__file__).parent / "fixtures" / "articles" / "trafilatura-eval"
 sys.path.insert(0, str(Path(__file__).parent.parent / "bench"))
 from extract import block_text, prf, shingle_match  # noqa: E402
 
@@ -110,6 +111,88 @@ def test_clean_text_should_drop_the_headline_it_repeats_and_page_furniture() -> 
 def test_clean_text_should_keep_subheadings_and_lines_that_only_mention_sharing() -> None:
     text = "Power and Performance\nShare prices fell 5% after the report.\nComments are closed."
     assert clean_text(text, ("Something else entirely here",)) == text
+
+
+@pytest.mark.parametrize(
+    ("furniture", "sentence"),
+    [
+        (
+            [
+                "Dela",
+                "Dela på Facebook",
+                "Läs också: Så blir vädret i helgen",
+                "Annons",
+                "Vi använder cookies för att ge dig en bättre upplevelse.",
+                "Lästid: 4 min",
+                "Prenumerera på vårt nyhetsbrev",
+                "Följ oss på Instagram",
+                "3 kommentarer",
+            ],
+            "Dela upp potatisen och läs också receptets andra del innan du börjar.",
+        ),
+        (
+            [
+                "Artikel teilen",
+                "Lesen Sie auch: Die besten Wanderwege",
+                "Anzeige",
+                "Diese Website verwendet Cookies.",
+                "3 Min. Lesezeit",
+                "Kommentare insgesamt: 4",
+                "Newsletter abonnieren",
+                "Sieh dir diesen Beitrag auf Instagram an",
+            ],
+            "Werbung und Anzeigen finanzieren die Zeitung, sagte der Verleger.",
+        ),
+        (
+            [
+                "Partager sur Twitter",
+                "À lire aussi",
+                "Publicité",
+                "Suivez-nous sur Facebook",
+                "Nous utilisons des cookies pour améliorer votre expérience.",
+                "Mots-clés : Paris",
+            ],
+            "Partager un repas reste une tradition, selon le sondage.",
+        ),
+        (
+            [
+                "Compartir en Facebook",
+                "Lee también: El tiempo",
+                "Publicidad",
+                "Síguenos",
+                "Tiempo de lectura: 3 min",
+                "Etiquetas: economía",
+            ],
+            "Compartir la información con los vecinos fue clave, explicó el alcalde.",
+        ),
+    ],
+    ids=["sv", "de", "fr", "es"],
+)
+def test_clean_text_should_drop_page_furniture_in_other_languages(
+    furniture: list[str], sentence: str
+) -> None:
+    text = "\n".join([sentence, *furniture, sentence])
+    assert clean_text(text) == f"{sentence}\n{sentence}"
+
+
+@pytest.mark.parametrize("name", ["uepo.de.glossar.html", "hrjournal.de.trends.html"])
+def test_german_pages_should_lose_their_related_links_and_keep_the_article(name: str) -> None:
+    """Two pages from trafilatura's own evaluation set: its hand-marked article segments are
+    all read, and its "Mehr zum Thema" / "Lesen Sie auch" lines (which plain trafilatura
+    keeps) are not."""
+    entry = next(
+        e
+        for e in json.loads((TRAFILATURA_EVAL / "evaldata.json").read_text()).values()
+        if e["file"] == name
+    )
+    html = read(TRAFILATURA_EVAL / "html" / f"{name}.gz")
+    ours = " ".join(extract_article(html).text.split())
+    plain = " ".join((trafilatura.extract(html) or "").split())
+    for segment in entry["with"]:
+        assert " ".join(segment.split()) in ours
+    furniture = [s for s in entry["without"] if s.startswith(("Mehr zum Thema", "Lesen Sie"))]
+    assert len(furniture) == 1 and furniture[0] in plain
+    assert furniture[0] not in ours
 
 
 def test_the_recall_pass_should_replace_only_a_thin_precision_pass() -> None:

@@ -8,7 +8,8 @@ them. When favouring precision cut the article down to a sliver of what trafilat
 balanced mode finds (`THIN_SHARE`), the balanced text is read instead. Two general clean-ups
 follow: the headline (already the article's `title`) is not repeated as the first line, and
 whole lines that are page furniture (share bars, comment counters, newsletter and cookie
-prompts, "Related:" links) are dropped. When trafilatura finds nothing (a tiny or unusual
+prompts, "Related:" links), in English and the European languages an audience here reads, are
+dropped. When trafilatura finds nothing (a tiny or unusual
 page) the visible body text is returned instead, so a read never comes back empty because of
 the extractor.
 """
@@ -180,24 +181,113 @@ def page_words(tree: Any) -> int:
     return sum(len(text.split()) for text in _BODY_TEXT(tree))
 
 
-# Whole lines that are page furniture in any article (matched case-insensitively).
+# Whole lines that are page furniture in any article (matched case-insensitively), by kind,
+# in English and in the languages a Nordic or European audience reads most (Swedish, Danish,
+# Norwegian, German, Dutch, French, Spanish, Portuguese, Italian). A pattern matches a whole
+# line only: a sentence that merely mentions sharing or cookies stays.
+_FURNITURE_KINDS: dict[str, tuple[str, ...]] = {
+    "comment counters and prompts": (
+        r"(?:\d+\s+)?(?:comments?|kommentare?|kommentarer?|commentaires?|comentarios?"
+        r"|comentários?|commenti|reacties)(?:\s+insgesamt)?\s*[:(]?\s*\d*\s*\)?",
+        r"(?:leave|post|add)\s+a\s+(?:comment|reply).*",
+        r"tell\s+us\s+what\s+you\s+think.*|join\s+the\s+(?:conversation|discussion).*",
+        r"(?:schreiben|hinterlassen)\s+sie\s+einen\s+kommentar.*|kommentar\s+schreiben.*",
+        r"(?:lämna|skriv)\s+en\s+kommentar.*|kommentera(?:\s+artikeln)?",
+        r"(?:laissez|laisser|ajouter|écrire)\s+un\s+commentaire.*",
+        r"(?:deja|dejar|escribe)\s+(?:un|tu)\s+comentario.*|deixe\s+(?:um|seu)\s+comentário.*",
+        r"lascia\s+un\s+commento.*|(?:laat\s+een|plaats\s+een)\s+reactie(?:\s+achter)?.*",
+    ),
+    "share and print buttons": (
+        r"share(?:\s+(?:this|on|via)\b.*)?|(?:tweet|e-?mail|print|whatsapp|pin\s+it)",
+        r"(?:(?:artikel|beitrag|seite)\s+)?teilen(?:\s+(?:auf|über|per|mit)\b.{0,80})?|drucken",
+        r"dela(?:\s+(?:på|via|artikeln|sidan|inlägget)\b.{0,80})?|skriv\s+ut|mejla|tipsa",
+        r"del(?:\s+(?:på|artikkelen|artiklen)\b.{0,80})?|deel(?:\s+(?:op|via|dit)\b.{0,80})?",
+        r"delen|printen|afdrukken",
+        r"partager(?:\s+(?:sur|par|via|cet\s+article)\b.{0,80})?|imprimer",
+        r"compartir(?:\s+(?:en|por|vía|via|esta|este)\b.{0,80})?|imprimir",
+        r"(?:compartilhar|partilhar)(?:\s+(?:no|na|em|por|via)\b.{0,80})?",
+        r"condividi(?:\s+(?:su|via|questo\s+articolo)\b.{0,80})?|stampa",
+    ),
+    "follow prompts": (
+        r"follow\s+(?:us|@\w+)\b.*|like\s+us\s+on\s+facebook.*",
+        r"(?:folgen\s+sie|folge)\s+uns\b.*|följ\s+oss\b.*|følg\s+(?:os|oss)\b.*",
+        r"volg\s+ons\b.*|suivez[-\s]nous\b.*|s[ií]guenos\b.*|siga[-\s]nos\b.*|seguici\b.*",
+    ),
+    "newsletter prompts": (
+        r"(?:click\s+here\s+to\s+)?(?:sign\s+up|subscribe)\b.{0,80}(?:newsletter|updates|inbox).*",
+        r"(?:jetzt\s+)?(?:(?:unseren|den|zum)\s+)?newsletter\s+(?:abonnieren|bestellen).{0,80}",
+        r"(?:melden\s+sie\s+sich|melde\s+dich|abonnieren\s+sie)\b.{0,80}newsletter.*",
+        r"(?:prenumerera|anmäl\s+dig|registrera\s+dig)\b.{0,80}nyhetsbrev.*",
+        r"(?:tilmeld\s+dig|abonner\s+på|meld\s+deg\s+på)\b.{0,80}nyhe(?:ds|ts)brev.*",
+        r"(?:abonneer|schrijf\s+je\s+in|meld\s+je\s+aan)\b.{0,80}nieuwsbrief.*",
+        r"(?:abonnez[-\s]vous|inscrivez[-\s]vous)\b.{0,80}(?:newsletter|lettre).*",
+        r"(?:suscr[ií]bete|suscr[ií]base|reg[ií]strate)\b.{0,80}(?:newsletter|bolet[ií]n).*",
+        r"(?:assine|inscreva[-\s]se|cadastre[-\s]se)\b.{0,80}(?:newsletter|boletim).*",
+        r"(?:iscriviti|abbonati)\b.{0,80}newsletter.*",
+    ),
+    "click-here prompts": (r".{0,120}\bclick\s+here\s+for\s+more\s+information\.?",),
+    "links to other articles": (
+        r"(?:related|related\s+(?:posts?|articles?|stories|content|reading)|read\s+more|see\s+also"
+        r"|you\s+may\s+(?:also\s+)?like|recommended(?:\s+for\s+you)?|more\s+stories"
+        r"|mehr\s+zum\s+thema|lesen\s+sie\s+(?:auch|mehr)|lies\s+auch|auch\s+interessant"
+        r"|das\s+könnte\s+sie\s+(?:auch\s+)?interessieren|(?:zum\s+)?weiterlesen"
+        r"|(?:verwandte|ähnliche|weitere)\s+(?:artikel|beiträge|themen)"
+        r"|läs\s+(?:också|även|mer)|relaterat|relaterade\s+(?:artiklar|nyheter)|se\s+även"
+        r"|(?:læs|les)\s+(?:også|mere|mer)|relater(?:ede|te)\s+artikler"
+        r"|lees\s+(?:ook|meer|verder)|gerelateerde\s+(?:artikelen|berichten)|bekijk\s+ook"
+        r"|(?:à\s+)?lire\s+(?:aussi|également|la\s+suite)|voir\s+aussi|sur\s+le\s+même\s+sujet"
+        r"|articles?\s+(?:similaires|liés|connexes)"
+        r"|le[ae]\s+también|leer\s+más|ver\s+también|te\s+puede\s+interesar"
+        r"|(?:noticias|artículos)\s+relacionad[oa]s|leia\s+(?:também|mais)|veja\s+também"
+        r"|saiba\s+mais|(?:notícias|matérias)\s+relacionadas|leggi\s+anche"
+        r"|potrebbe\s+interessarti|articoli\s+correlati)"
+        r"\s*[:.\-–—]?(?:\s.{0,160})?",
+        r"view\s+this\s+post\s+on\s+instagram|sieh\s+dir\s+diesen\s+beitrag\s+auf\s+instagram\s+an",
+        r"visa\s+det\s+här\s+inlägget\s+på\s+instagram|voir\s+cette\s+publication\s+sur\s+instagram",
+        r"ver\s+esta\s+publicación\s+en\s+instagram|bekijk\s+dit\s+bericht\s+op\s+instagram",
+    ),
+    "advertising labels": (
+        r"advertisement|sponsored(?:\s+content)?|story\s+continues\s+below.*",
+        r"anzeige|werbung|gesponsert|annons|sponsrad|annonce|annonse|advertentie|gesponsord",
+        r"publicité|sponsorisé|publicidad|patrocinado|publicidade|pubblicità|sponsorizzato",
+        r"(?:der\s+)?artikel\s+(?:geht|wird)\s+unter\s+der\s+anzeige\s+(?:weiter|fortgesetzt).*",
+        r"artikeln\s+fortsätter\s+(?:nedan|under\s+annonsen).*|la\s+suite\s+après\s+(?:cette\s+)?"
+        r"(?:la\s+)?publicité.*",
+    ),
+    "cookie prompts": (
+        r"(?:this\s+(?:web)?site|we)\s+uses?\s+cookies.*|accept\s+(?:all\s+)?cookies.*",
+        r"(?:diese\s+(?:web)?seite|diese\s+website|wir)\s+(?:verwendet|verwenden|nutzt|nutzen)"
+        r"\s+cookies.*|(?:alle\s+)?cookies\s+(?:akzeptieren|zulassen).*",
+        r"(?:vi|(?:den\s+här|denna)\s+(?:webbplats|sajt|sida)(?:en|n)?)\s+använder"
+        r"\s+(?:sig\s+av\s+)?(?:kakor|cookies).*|(?:acceptera|godkänn|tillåt)\s+(?:alla\s+)?"
+        r"(?:kakor|cookies).*",
+        r"vi\s+(?:bruger|bruker)\s+cookies.*|(?:accepter|godta)\s+(?:alle\s+)?cookies.*",
+        r"(?:deze\s+(?:web)?site|wij|we)\s+gebruik(?:t|en)\s+cookies.*|(?:alle\s+)?cookies"
+        r"\s+accepteren.*",
+        r"(?:ce\s+site|nous)\s+(?:utilise|utilisons)\s+(?:des\s+)?cookies.*|accepter\s+"
+        r"(?:tous\s+)?(?:les\s+)?cookies.*",
+        r"(?:este\s+sitio\s+(?:web\s+)?|esta\s+web\s+)?(?:utiliza(?:mos)?|usa(?:mos)?)\s+cookies.*"
+        r"|aceptar\s+(?:todas\s+)?(?:las\s+)?cookies.*|aceitar\s+(?:todos\s+)?(?:os\s+)?cookies.*",
+        r"(?:questo\s+sito|utilizziamo)\s+(?:utilizza\s+)?(?:i\s+)?cookie.*|accetta\s+(?:tutti\s+)?"
+        r"(?:i\s+)?cookie.*",
+    ),
+    "tag and category lines": (
+        r"filed\s+under\s*:.*",
+        r"(?:tags?|categor(?:y|ies)|schlagw(?:ö|oe)rter|stichw(?:ö|oe)rter|themen|kategorien?"
+        r"|taggar|kategori(?:er)?|ämnen|emner|étiquettes|mots[-\s]clés|catégories?|etiquetas"
+        r"|categor[ií]as?|temas|categori[ae]|argomenti|trefwoorden|categorieën)\s*:.{0,200}",
+    ),
+    "reading times": (
+        r"(?:\d+\s*)?min(?:ute)?s?\s+read|reading\s+time\s*:.*|tempo\s+de\s+leitura\s*:.*",
+        r"(?:\d+\s*)?min(?:\.|uten)?\s+lesezeit|(?:lesezeit|lesedauer)\s*:?\s*\d.{0,20}",
+        r"lästid\s*:?\s*\d.{0,20}|(?:\d+\s*)?min(?:uter)?\s+läsning|leestijd\s*:?\s*\d.{0,20}",
+        r"(?:\d+\s*)?min(?:\.|utes?|utos?|uti)?\s+(?:de\s+lecture|de\s+lectura|de\s+leitura"
+        r"|di\s+lettura)|(?:temps|tiempo|tempo)\s+(?:de|di)\s+(?:lecture|lectura|lettura)\s*:.*",
+    ),
+}
 _FURNITURE = re.compile(
-    r"""^(?:
-      (?:\d+\s+)?comments?|comments?\s*\(?\d*\)?|(?:leave|post|add)\s+a\s+(?:comment|reply).*
-    | tell\s+us\s+what\s+you\s+think.*|join\s+the\s+(?:conversation|discussion).*
-    | share(?:\s+(?:this|on|via)\b.*)?|(?:tweet|e-?mail|print|whatsapp|pin\s+it)
-    | follow\s+(?:us|@\w+)\b.*|like\s+us\s+on\s+facebook.*
-    | (?:click\s+here\s+to\s+)?(?:sign\s+up|subscribe)\b.{0,80}(?:newsletter|updates|inbox).*
-    | .{0,120}\bclick\s+here\s+for\s+more\s+information\.?
-    | (?:related|related\s+(?:posts?|articles?|stories|content|reading)|read\s+more|see\s+also
-       |you\s+may\s+(?:also\s+)?like|recommended(?:\s+for\s+you)?|more\s+stories)
-      \s*[:.\-–—]?(?:\s.{0,160})?
-    | advertisement|sponsored(?:\s+content)?|story\s+continues\s+below.*
-    | (?:this\s+(?:web)?site|we)\s+uses?\s+cookies.*|accept\s+(?:all\s+)?cookies.*
-    | filed\s+under\s*:.*|tags?\s*:.{0,200}|categor(?:y|ies)\s*:.{0,200}
-    | (?:\d+\s*)?min(?:ute)?s?\s+read|reading\s+time\s*:.*|tempo\s+de\s+leitura\s*:.*
-    )$""",
-    re.IGNORECASE | re.VERBOSE,
+    "^(?:" + "|".join(p for kind in _FURNITURE_KINDS.values() for p in kind) + ")$",
+    re.IGNORECASE,
 )
 _CLICK_TO_TWEET = re.compile(r"\s*click\s+to\s+tweet\s*$", re.IGNORECASE)
 _WORDS = re.compile(r"\w+", re.UNICODE)
