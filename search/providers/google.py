@@ -46,12 +46,20 @@ _CONSENT_BUTTON = {
         'form:has(input[name="set_eom"][value="false"]) input[type="submit"]'
     ),
 }
+# The buttons' names where the wall's forms are not the usual ones: English, Swedish, Danish,
+# Norwegian, Finnish, German, Dutch, French, Spanish, Portuguese, Italian, Polish.
 _CONSENT_TEXT = {
     "reject": re.compile(
-        r"reject all|alle ablehnen|tout refuser|rechazar todo|rifiuta tutto", re.I
+        r"reject all|avvisa alla|afvis alle|avvis alle|hylkää kaikki|alle ablehnen"
+        r"|alles afwijzen|tout refuser|rechazar todo|rejeitar tudo|rifiuta tutto"
+        r"|odrzuć wszystko",
+        re.I,
     ),
     "accept": re.compile(
-        r"accept all|alle akzeptieren|tout accepter|aceptar todo|accetta tutto", re.I
+        r"accept all|godkänn alla|accept[eé]r alle|godta alle|hyväksy kaikki|alle akzeptieren"
+        r"|alles accepteren|tout accepter|aceptar todo|aceitar tudo|accetta tutto"
+        r"|zaakceptuj wszystko",
+        re.I,
     ),
 }
 
