@@ -78,6 +78,7 @@ def chrome_args(
         f"--remote-debugging-port={port}",
         "--remote-debugging-address=127.0.0.1",
         f"--user-data-dir={user_data_dir}",
+        "--profile-directory=Default",  # the profile `pin_webrtc_policy` writes to
         "--no-first-run",
         "--no-default-browser-check",
         "--disable-background-networking",
@@ -205,12 +206,51 @@ def _chrome_env(display: str | None) -> dict[str, str]:
 
 def egress_args(proxy_port: int) -> tuple[str, ...]:
     """Chrome flags that send every connection (loopback too) through the guard on
-    127.0.0.1:`proxy_port`, names unresolved; WebRTC may not use UDP around it."""
+    127.0.0.1:`proxy_port`, names unresolved. (The WebRTC switch is read by headless_shell
+    and content_shell only: Chrome itself takes the policy from the profile, see
+    `pin_webrtc_policy`.)"""
     return (
         f"--proxy-server=socks5://127.0.0.1:{proxy_port}",
         "--proxy-bypass-list=<-loopback>",
         "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
     )
+
+
+WEBRTC_POLICY = "disable_non_proxied_udp"
+
+
+def pin_webrtc_policy(user_data_dir: str, profile: str = "Default") -> None:
+    """Keep WebRTC's UDP (STUN, TURN, ICE checks) from going around the proxy.
+
+    Chrome ignores `--force-webrtc-ip-handling-policy`: it reads the profile preference
+    `webrtc.ip_handling_policy`, so a page's RTCPeerConnection would otherwise send UDP
+    straight to any address it names (loopback, private, metadata), never meeting the
+    guard. With `disable_non_proxied_udp` WebRTC only uses TCP through the proxy.
+    Written before every start (Chrome keeps it); raises `StreamBrowserError` if it cannot.
+    """
+    path = Path(user_data_dir) / profile / "Preferences"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        data = {}  # none yet (or unreadable, which Chrome would reset anyway)
+    if not isinstance(data, dict):
+        data = {}
+    webrtc = data.get("webrtc")
+    if not isinstance(webrtc, dict):
+        webrtc = data["webrtc"] = {}
+    if webrtc.get("ip_handling_policy") == WEBRTC_POLICY:
+        return
+    webrtc["ip_handling_policy"] = WEBRTC_POLICY
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        partial.write_text(json.dumps(data), encoding="utf-8")
+        os.replace(partial, path)
+    except OSError as exc:
+        raise StreamBrowserError(
+            f"cannot set the WebRTC policy in {path}: {exc}",
+            hint="the profile folder must be writable",
+        ) from exc
 
 
 def start_egress_guard(
@@ -279,6 +319,7 @@ def launch_chrome(
     path = find_chrome(binary)
     profile = str(Path(user_data_dir).expanduser())
     Path(profile).mkdir(parents=True, exist_ok=True)
+    pin_webrtc_policy(profile)
     display, xvfb_pid = None, None
     if not headless:
         display = os.environ.get("DISPLAY") or XVFB_DISPLAY

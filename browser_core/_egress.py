@@ -18,6 +18,7 @@ import argparse
 import asyncio
 import contextlib
 import ipaddress
+import json
 import os
 import re
 import socket
@@ -26,12 +27,13 @@ import sys
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 from urllib.parse import urlsplit
 
 import structlog
 
-from ._chrome import pid_alive
+from ._chrome import WEBRTC_POLICY, pid_alive
 from ._policy import address_reason, host_allowed, name_reason
 
 if TYPE_CHECKING:
@@ -304,6 +306,24 @@ def _guard_pid(proxy_port: int) -> int | None:
     return None
 
 
+def _webrtc_policy(args: list[str]) -> str | None:
+    """`webrtc.ip_handling_policy` in the profile Chrome was started with (None: unknown)."""
+    values: dict[str, str] = {}
+    for arg in args:
+        for flag in ("--user-data-dir=", "--profile-directory="):
+            if arg.startswith(flag):
+                values[flag] = arg[len(flag) :]
+    folder = values.get("--user-data-dir=")
+    if not folder:
+        return None
+    path = Path(folder) / values.get("--profile-directory=", "Default") / "Preferences"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return str(data["webrtc"]["ip_handling_policy"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def egress_status(settings: Settings) -> EgressStatus:
     """Tell whether the Chrome at `settings.cdp_endpoint` runs behind the egress guard.
 
@@ -336,6 +356,16 @@ def egress_status(settings: Settings) -> EgressStatus:
             chrome_pid=pid,
         )
     proxy_port = int(proxy.group(1))
+    if _webrtc_policy(args) != WEBRTC_POLICY:
+        return EgressStatus(
+            "missing",
+            f"egress guard bypassed: Chrome (pid {pid}) lets WebRTC send UDP around the guard "
+            f"(its profile does not set webrtc.ip_handling_policy={WEBRTC_POLICY}), so its "
+            "pages can reach internal addresses over UDP",
+            _RESTART,
+            chrome_pid=pid,
+            proxy_port=proxy_port,
+        )
     guard = _guard_pid(proxy_port)
     if guard is None:
         return EgressStatus(

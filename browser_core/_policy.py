@@ -39,6 +39,7 @@ _EXTRA_NETS = tuple(
         "192.0.0.0/24",  # IETF protocol assignments
         "198.18.0.0/15",  # benchmarking
         "fd00:ec2::254/128",  # AWS metadata (IPv6)
+        "fec0::/10",  # IPv6 site-local (deprecated; internal wherever it is still used)
     )
 )
 
@@ -68,6 +69,10 @@ def _resolve(host: str) -> list[str]:
 def _address_reason(addr: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
     if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped:
         return _address_reason(addr.ipv4_mapped)
+    if isinstance(addr, ipaddress.IPv6Address) and addr.sixtofour:  # 2002:AABB:CCDD::/48
+        reason = _address_reason(addr.sixtofour)
+        if reason:
+            return f"{reason} (6to4)"
     checks = (
         (addr.is_loopback, "loopback address"),
         (addr.is_link_local, "link-local or metadata address"),
