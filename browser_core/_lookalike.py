@@ -30,6 +30,7 @@ _INVISIBLE = re.compile(
     "\U0001d173-\U0001d17a\U000e0000-\U000e007f\U000e0100-\U000e01ef]"
 )
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_LINE_ENDS = re.compile("\r\n?|[\u2028\u2029]")
 _SPACES = re.compile(r"[ \t]{2,}")
 _DROPPED = frozenset({"Mn", "Me", "Cf"})  # marks and format characters vanish when folded
 _SEP = r"[\W_]*"  # between letters of a fence word or a role name: anything but letters
@@ -106,8 +107,13 @@ ROLE_NAMES = (
     "instructions", "untrusted",
 )  # fmt: skip
 _SLASH = "(?:" + "|".join(re.escape(fold_char(c)) for c in "/|!?") + ")"
+# Between `<` and the name: separators, but not another `<` (the match starts at the last
+# one), and never given back (possessive). Either way a run of `</</</...` made the match
+# cubic in its length (`[\W_]*` and `/` overlap), holding the GIL for hours.
+_GAP = r"(?:(?!<)[\W_])*+"
+_GAP_CHAR = re.compile(r"[\W_]")
 _ROLE_TAG = re.compile(
-    f"<{_SEP}(?:{_SLASH}{_SEP})?(?:{'|'.join(_letters(n) for n in ROLE_NAMES)})[^<>\\n]*>?"
+    f"<{_GAP}(?:{_SLASH}{_GAP})?(?:{'|'.join(_letters(n) for n in ROLE_NAMES)})[^<>\\n]*>?"
 )
 # Any closed tag, however long its attributes (`<x ...>`, `</x>`, `<|x|>`, `<!x>`).
 _ANY_TAG = re.compile(f"<{_SLASH}?[a-z][^<>\\n]*>")
@@ -129,10 +135,23 @@ def _run_edits(folded: Folded) -> Iterator[Edit]:
         yield start, end, RUN_OPEN if match.group(0)[0] == "<" else RUN_CLOSE
 
 
+def _openers_before(folded: Folded, start: int) -> Iterator[int]:
+    """The other `<` of the separator run that ends at a role tag's `<` (`< <system>`):
+    `_ROLE_TAG` starts at the last one, but each of them opens the same tag."""
+    text, position = folded.text, start - 1
+    while position >= 0 and _GAP_CHAR.match(text, position):
+        if text[position] == "<":
+            yield folded.source(position)
+        position -= 1
+
+
 def _tag_edits(folded: Folded) -> Iterator[Edit]:
     for pattern in (_ROLE_TAG, _ANY_TAG):
         for match in pattern.finditer(folded.text):
             opener = folded.source(match.start())
+            if pattern is _ROLE_TAG:
+                for other in _openers_before(folded, match.start()):
+                    yield other, other + 1, TAG_OPEN
             yield opener, opener + 1, TAG_OPEN
             if match.group(0).endswith(">"):
                 closer = folded.source(match.end() - 1)
@@ -161,9 +180,10 @@ def _apply(text: str, edits: list[Edit]) -> str:
 
 
 def strip_invisible(text: str) -> str:
-    """NFC, invisible characters removed, line ends unified, control characters as spaces."""
+    """NFC, invisible characters removed, line ends unified (U+2028 and U+2029 too: they
+    end a line for `str.splitlines` and many renderers), control characters as spaces."""
     text = _INVISIBLE.sub("", unicodedata.normalize("NFC", text))
-    return _CONTROL.sub(" ", text.replace("\r\n", "\n").replace("\r", "\n"))
+    return _CONTROL.sub(" ", _LINE_ENDS.sub("\n", text))
 
 
 def neutralize(text: str) -> str:

@@ -278,8 +278,13 @@ def build_argv(binary: Path | str, query: str, model: str | None = None) -> list
     return [*argv, "-m", model] if model else argv
 
 
+# Secrets by their names' endings (the service's own SB_SERVICE_TOKEN among them): the CLI
+# needs none of them, and what a child holds it can leak.
+_DROPPED_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET", "_PASSWORD")
+
+
 def _is_dropped(name: str) -> bool:
-    return name.upper() in _DROPPED_VARS or name.upper().endswith("_API_KEY")
+    return name.upper() in _DROPPED_VARS or name.upper().endswith(_DROPPED_SUFFIXES)
 
 
 def child_env(settings: Settings, environ: Mapping[str, str] | None = None) -> dict[str, str]:

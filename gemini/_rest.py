@@ -73,8 +73,11 @@ def scrub(text: str, key: str) -> str:
 
 
 def _read(response: Any, deadline: float) -> bytes:
+    """The body, checked against the deadline as each piece arrives: `read1` returns what one
+    socket read got (`read(n)` waits for all n bytes, so a reply trickled a byte at a time
+    would pass every per-read timeout and hold the worker thread long past the deadline)."""
     chunks, size = [], 0
-    while chunk := response.read(65536):
+    while chunk := response.read1(65536):
         chunks.append(chunk)
         size += len(chunk)
         if size > MAX_BODY or time.monotonic() > deadline:

@@ -16,12 +16,14 @@ never send these loopback calls elsewhere.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import logging
 import os
 import socket
 import sys
+import threading
 import time
 from typing import Any
 
@@ -42,6 +44,7 @@ __all__ = [
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 DEFAULT_TIMEOUT_S = 45.0  # the service's call deadline (25 s), Gemini's floor, a wait in line
+MAX_REPLY_BYTES = 16 * 1024 * 1024  # an answer is a few KiB; anything near this is not one
 TOKEN_FILE_NAME = "service-token"
 DEFAULT_STATE_DIR = "~/.cache/stream-browser"
 
@@ -98,7 +101,7 @@ def _read_token_file() -> str | None:
     try:
         with open(token_file(), encoding="utf-8") as handle:
             return handle.read().strip() or None
-    except OSError:
+    except (OSError, ValueError):  # missing, unreadable, or not UTF-8
         return None
 
 
@@ -130,9 +133,15 @@ def exchange(
     timeout: float = DEFAULT_TIMEOUT_S,
 ) -> tuple[int, dict[str, Any] | str]:
     """One call: (status, JSON or text). Raises `OSError` (`ConnectionRefusedError` or
-    `FileNotFoundError` when nothing listens: the call never ran) or `HTTPException`."""
+    `FileNotFoundError` when nothing listens: the call never ran; `TimeoutError` when the
+    whole exchange outlasts `timeout`) or `HTTPException`.
+
+    `timeout` bounds the whole exchange, not each read: a reply trickled a byte at a time
+    would pass every per-read timeout, so a watchdog shuts the socket at the deadline.
+    """
     deadline = time.monotonic() + timeout
     conn = service.connection(timeout)
+    watchdog: threading.Timer | None = None
     try:
         payload = json.dumps(body).encode("utf-8") if body is not None else None
         headers = {"Host": service.host_header(), "Accept": "application/json"}
@@ -140,14 +149,43 @@ def exchange(
             headers["Content-Type"] = "application/json"
         if service.token:
             headers["Authorization"] = "Bearer " + service.token
-        conn.request(method, path, body=payload, headers=headers)
-        if conn.sock is not None:  # what is left of the whole budget, for the answer
-            conn.sock.settimeout(max(0.05, deadline - time.monotonic()))
-        response = conn.getresponse()
-        raw = response.read()
+        conn.connect()
+        sock = conn.sock
+        watchdog = threading.Timer(max(0.0, deadline - time.monotonic()), _cut, (sock,))
+        watchdog.daemon = True
+        watchdog.start()
+        try:
+            conn.request(method, path, body=payload, headers=headers)
+            response = conn.getresponse()
+            raw = _read_bounded(response)
+        except (OSError, http.client.HTTPException):
+            if time.monotonic() >= deadline:  # the watchdog cut it
+                raise TimeoutError(f"no answer within {timeout:.1f} s") from None
+            raise
+        if time.monotonic() >= deadline:  # cut mid-body: what arrived may look complete
+            raise TimeoutError(f"no answer within {timeout:.1f} s")
         return response.status, _decode(raw, response.getheader("Content-Type", ""))
     finally:
+        if watchdog is not None:
+            watchdog.cancel()
         conn.close()
+
+
+def _cut(sock: socket.socket | None) -> None:
+    """The deadline passed: wake the read blocked on `sock` (it then sees the end)."""
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
+
+
+def _read_bounded(response: http.client.HTTPResponse) -> bytes:
+    chunks, size = [], 0
+    while chunk := response.read1(65536):
+        size += len(chunk)
+        if size > MAX_REPLY_BYTES:
+            raise http.client.HTTPException(f"the answer exceeds {MAX_REPLY_BYTES} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def request(
@@ -213,7 +251,12 @@ def browse(
     if answer is None:
         return None
     status_code, data = answer
-    if status_code == 200 and isinstance(data, dict) and "chain" in data:
+    if (
+        status_code == 200
+        and isinstance(data, dict)
+        and isinstance(data.get("chain"), list)
+        and (data.get("result") is None or isinstance(data.get("result"), dict))
+    ):
         return data
     _log_refusal(status_code, data)
     return None
@@ -260,7 +303,9 @@ def browse_and_search(
     result = answer.get("result")
     if not isinstance(result, dict):
         kinds = ", ".join(
-            f"{hop.get('provider')}: {hop.get('failure_kind')}" for hop in answer.get("chain", [])
+            f"{hop.get('provider')}: {hop.get('failure_kind')}"
+            for hop in answer.get("chain") or []
+            if isinstance(hop, dict)
         )
         log.warning("every provider failed (%s)", kinds or "no provider for this action")
         return None

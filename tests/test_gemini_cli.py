@@ -121,6 +121,9 @@ def test_child_env_strips_keys_and_display_and_forces_the_account_login(
         "GOOGLE_API_KEY": "k2",
         "GOOGLE_GENAI_API_KEY": "k3",
         "OPENAI_API_KEY": "k4",
+        "SB_SERVICE_TOKEN": "k5",
+        "GITHUB_TOKEN": "k6",
+        "DB_PASSWORD": "k7",
         "GOOGLE_GENAI_USE_VERTEXAI": "true",
     }
     for name, value in secrets.items():
@@ -132,7 +135,7 @@ def test_child_env_strips_keys_and_display_and_forces_the_account_login(
     env = fake_calls(bin_dir)[0]["env"]
     assert not set(secrets) & set(env)
     assert "DISPLAY" not in env
-    assert not any(value in ("k1", "k2", "k3", "k4") for value in env.values())
+    assert not any(value in ("k1", "k2", "k3", "k4", "k5", "k6", "k7") for value in env.values())
     assert env["GOOGLE_GENAI_USE_GCA"] == "true"
     assert env["NO_BROWSER"] == "true"
     assert env["GEMINI_CLI_NO_RELAUNCH"] == "true"
