@@ -197,8 +197,13 @@ def _start_xvfb(display: str) -> int | None:
     return proc.pid
 
 
+# Credentials the Chrome that renders strangers' pages never needs (API keys, the service's
+# bearer token `SB_SERVICE_TOKEN`, ...): left out of its environment.
+_CREDENTIAL_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET", "_PASSWORD")
+
+
 def _chrome_env(display: str | None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env = {k: v for k, v in os.environ.items() if not k.upper().endswith(_CREDENTIAL_SUFFIXES)}
     if display:
         env["DISPLAY"] = display
     return env

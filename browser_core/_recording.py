@@ -67,11 +67,21 @@ def _has_secret_param(url: str) -> bool:
     return any(name.lower() in SECRET_PARAMS for name, _ in parse_qsl(query))
 
 
+def _secret_header(header: dict[str, Any]) -> bool:
+    """A credential header, or one naming a key-bearing URL (`Referer`, `Location`, ...)."""
+    value = str(header.get("value", ""))
+    if str(header.get("name", "")).lower() in SECRET_HEADERS:
+        return True
+    return "?" in value and _has_secret_param(value)
+
+
 def _scrub_message(message: dict[str, Any], report: ScrubReport) -> None:
     headers = message.get("headers") or []
-    kept = [h for h in headers if str(h.get("name", "")).lower() not in SECRET_HEADERS]
+    kept = [h for h in headers if not _secret_header(h)]
     report.headers += len(headers) - len(kept)
     message["headers"] = kept
+    if _has_secret_param(str(message.get("redirectURL") or "")):
+        message["redirectURL"] = ""
     report.cookies += len(message.get("cookies") or [])
     message["cookies"] = []
 

@@ -592,8 +592,13 @@ class McpHttpApp:
 
     def route(self, path: str = "/mcp") -> Route:
         """This app as a route at exactly `path` (a mount would answer `/mcp` with a redirect
-        to `/mcp/`); add it with `app.router.routes.append(...)`."""
-        return Route(path, endpoint=self, methods=["GET", "POST", "DELETE"])
+        to `/mcp/`); add it with `app.router.routes.append(...)`.
+
+        POST only: stateless JSON has no session to delete and offers no server-to-client
+        stream, so GET and DELETE get 405 (as the MCP spec allows). The SDK would answer a
+        GET with an SSE stream that is never closed, one per host session or per request.
+        """
+        return Route(path, endpoint=self, methods=["POST"])
 
 
 def mcp_http_app(call: BrowseCall, *, settings: Settings) -> McpHttpApp:

@@ -26,12 +26,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import h11
 import structlog
 import uvicorn
 from fastapi import FastAPI
 from fastapi import Request as HttpRequest
 from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import BaseModel, ConfigDict, Field
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from browser_core import (
     CdpUnreachable,
@@ -51,6 +53,12 @@ from search.client import TOKEN_FILE_NAME
 log = structlog.get_logger("search.service")
 
 MAX_BODY_BYTES = 64 * 1024
+# A request (head and body) must have arrived this long after its connection opened or the
+# previous answer was sent (a loopback client sends it in milliseconds), else it is closed.
+REQUEST_TIMEOUT_S = 10.0
+# Connections open at once; more are closed on arrival, so idle sockets cannot take every
+# file descriptor the process has (systemd's default soft limit is 1024).
+MAX_CONNECTIONS = 128
 LATENCY_BUCKETS_S = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 25.0, 60.0)
 UNAUTHENTICATED_PATHS = frozenset({"/healthz"})
 # What a browser adds to every request it makes on a page's behalf (a non-browser client
@@ -741,6 +749,53 @@ def bind(settings: Settings) -> Bound:
     return Bound(sock, f"http://{shown}:{port}", allowed_hosts(host, port))
 
 
+class _DeadlineH11(H11Protocol):
+    """uvicorn's h11 protocol with a deadline no client can stall.
+
+    uvicorn has no timeout before a connection's first request, nor while a request head or
+    body trickles in: any local user could hold sockets until the process runs out of file
+    descriptors and accepts nobody, without a token. Here the whole request must arrive
+    within `REQUEST_TIMEOUT_S` of the connection (or of the previous answer), and at most
+    `MAX_CONNECTIONS` are open at once. A call that is running is never cut: the deadline
+    only covers receiving the request.
+    """
+
+    _deadline: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        if len(self.connections) > MAX_CONNECTIONS:
+            transport.close()
+            return
+        self._arm()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.transport.is_closing():
+            self._arm()  # the next request on this connection has the same deadline
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def _arm(self) -> None:
+        self._disarm()
+        self._deadline = self.loop.call_later(REQUEST_TIMEOUT_S, self._expired)
+
+    def _disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _expired(self) -> None:
+        self._deadline = None
+        waiting_for = {h11.IDLE: "request", h11.SEND_BODY: "body"}.get(self.conn.their_state)
+        if waiting_for is None or self.transport.is_closing():
+            return  # the request is in; its answer may take as long as the call does
+        log.info("service.request_timeout", waiting_for=waiting_for, after_s=REQUEST_TIMEOUT_S)
+        self.transport.close()
+
+
 class _DrainingServer(uvicorn.Server):
     """uvicorn's server with a drain on the first SIGTERM/SIGINT instead of a quick stop.
 
@@ -794,6 +849,7 @@ def prepare(settings: Settings, tool: BrowseTool | None = None) -> Prepared:
     config = uvicorn.Config(
         app,
         loop="asyncio",
+        http=_DeadlineH11,
         log_level="warning",
         access_log=False,
         lifespan="on",
