@@ -157,6 +157,18 @@ def parse_watch_page(html: str) -> WatchInfo | None:
     )
 
 
+def unplayable_reason(html: str) -> str | None:
+    """Why YouTube will not play this watch page's video (its `playabilityStatus` is not OK:
+    unavailable, private, age or sign-in gate), in YouTube's words; None when it is playable
+    or the page does not say."""
+    player = _extract_object(html, _PLAYER_RESPONSE)
+    status = player.get("playabilityStatus") if isinstance(player, dict) else None
+    if not isinstance(status, dict) or status.get("status") in (None, "OK"):
+        return None
+    reason = status.get("reason")
+    return str(reason).strip() if reason else f"the video is {str(status['status']).lower()}"
+
+
 def _initial_data(text: str) -> Any:
     stripped = text.lstrip()
     if stripped.startswith(("{", "[")):

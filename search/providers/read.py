@@ -7,7 +7,9 @@ responses, downloads and HTTP errors are outcomes with their status, not excepti
 from __future__ import annotations
 
 import asyncio
+import re
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from playwright.async_api import Error as PlaywrightError
 from pydantic import BaseModel
@@ -18,16 +20,25 @@ from browser_core import (
     Deadline,
     Driver,
     FailureKind,
-    NavOutcome,
+    PageBlocked,
+    ProviderError,
     Settings,
     Source,
     is_allowed,
     trim_heap,
 )
 from search._types import Request
+from search.parsers.google import detect_interstitial
 
 BODY_ENOUGH_WORDS = 80  # fewer words in the raw HTML: the page is probably rendered by script
 Outcome = Literal["ok", "http-error", "not-html", "download", "empty"]
+# Hosts whose consent wall and "unusual traffic" page `detect_interstitial` knows.
+_WALL_HOSTS = re.compile(r"(^|\.)(google\.[a-z.]{2,6}|youtube\.com)$")
+# The HTTP status of the document now in the tab (after a script or meta refresh moved it).
+_DOCUMENT_STATUS = (
+    "() => { const e = performance.getEntriesByType('navigation')[0];"
+    " return (e && e.responseStatus) || null; }"
+)
 
 
 class PageRead(BaseModel):
@@ -46,6 +57,7 @@ class PageRead(BaseModel):
     word_count: int = 0
     text_chars: int = 0  # length of the whole text, before the SB_READ_MAX_CHARS cut
     truncated: bool = False
+    blocked: str | None = None  # "consent" or "captcha": a wall, not the page asked for
 
 
 async def read_in_page(
@@ -73,18 +85,24 @@ async def read_in_page(
     body = await _response_html(nav.response)
     article = await asyncio.to_thread(extract_article, body, nav.url) if body else None
     text = article.text.strip() if article else ""
+    html = body or ""
     if len(text.split()) < BODY_ENOUGH_WORDS or page.url != nav.url:
         await page.wait_for_load_state("domcontentloaded")
         await driver.settle(page)
-        article = await asyncio.to_thread(extract_article, await page.content(), page.url)
+        html = await page.content()
+        article = await asyncio.to_thread(extract_article, html, page.url)
         text = article.text.strip() or (await page.inner_text("body", timeout=3000)).strip()
-    base["final_url"] = await _followed(page, nav.url, settings)
+    final_url = base["final_url"] = await _followed(page, nav.url, settings)
+    status = nav.status
+    if final_url != nav.url:  # the text is the new document's: so is the status
+        status = base["status"] = await page.evaluate(_DOCUMENT_STATUS) or nav.status
     assert article is not None
     trim_heap()  # the page body and its parse tree are gone: give their pages back
     budget = settings.read_max_chars
     return PageRead(
         **base,
-        outcome=_outcome(nav, text),
+        outcome=_outcome(status, text),
+        blocked=_wall(html, final_url),
         title=article.title or await page.title() or None,
         author=article.author,
         date=article.date,
@@ -119,10 +137,16 @@ async def _response_html(response: Any) -> str | None:
         return None
 
 
-def _outcome(nav: NavOutcome, text: str) -> Outcome:
-    if nav.status is not None and nav.status >= 400:
+def _outcome(status: int | None, text: str) -> Outcome:
+    if status is not None and status >= 400:
         return "http-error"
     return "ok" if text else "empty"
+
+
+def _wall(html: str, url: str) -> str | None:
+    """Google's or YouTube's consent wall or captcha page, where the read landed instead."""
+    host = (urlsplit(url).hostname or "").lower()
+    return detect_interstitial(html, url) if _WALL_HOSTS.search(host) else None
 
 
 async def read_page(
@@ -172,6 +196,20 @@ class ReadProvider:
     async def run(self, request: Request, settings: Settings, deadline: Deadline) -> Answer:
         url = request.url or request.query
         read = await read_page(self.driver, url, settings, timeout=deadline.remaining())
+        if read.blocked:  # the text would be the wall's, not the page's: never a success
+            raise PageBlocked(
+                f"the read of {url[:200]} landed on the site's {read.blocked} page "
+                f"({read.final_url[:200]})",
+                failure_kind=read.blocked,
+                hint="the Gemini fallback answers instead",
+            )
+        if read.outcome == "empty":
+            raise ProviderError(
+                f"{read.final_url[:200]} has no readable text",
+                failure_kind=FailureKind.PROVIDER_ERROR,
+                hint="the Gemini fallback answers instead; a page that shows its text only "
+                "after a login or a click cannot be read on the stream",
+            )
         source = Source(title=read.title or "", url=read.final_url)
         # An error page is read out as such, and is no success: the brain says what happened.
         kind = FailureKind.HTTP_ERROR if read.outcome == "http-error" else None

@@ -33,6 +33,7 @@ from search.parsers.youtube import (
     first_video,
     parse_watch_page,
     parse_youtube_results,
+    unplayable_reason,
     video_id_from_url,
 )
 from search.providers.google import answer_consent
@@ -41,13 +42,18 @@ log = structlog.get_logger(__name__)
 
 NEUTRAL_URL = "about:blank"
 _SKIP_BUTTONS = ".ytp-skip-ad-button, .ytp-ad-skip-button, .ytp-ad-skip-button-modern"
+# play() settles only once media data arrives: with no source (an unavailable video) or a
+# stalled stream it never does, so the wait is bounded and the outcome is watched instead.
 _PLAY_JS = """async (muted) => {
   const v = document.querySelector('video');
   if (!v) return {ok: false, error: 'no video element'};
   v.muted = muted;
-  try { await v.play(); return {ok: true}; }
+  const late = new Promise((resolve) => setTimeout(() => resolve('pending'), 3000));
+  try { return (await Promise.race([v.play(), late])) === 'pending'
+          ? {ok: false, error: 'play() still pending'} : {ok: true}; }
   catch (e) { return {ok: false, error: String(e && e.name || e)}; }
 }"""
+_NO_PLAYER = "the page has no video player"
 _STATE_JS = """() => {
   const v = document.querySelector('video');
   const player = document.querySelector('#movie_player, .html5-video-player');
@@ -69,6 +75,7 @@ class PlayStatus(BaseModel):
     position_s: float = 0.0
     muted: bool = False
     ad_skipped: bool = False
+    problem: str = ""  # why it does not play, when known (YouTube's own words)
 
 
 def results_url(query: str) -> str:
@@ -104,9 +111,13 @@ async def _state(page: Any) -> dict[str, Any] | None:
     return state if isinstance(state, dict) else None
 
 
-async def _start(page: Any) -> bool:
-    """Play with sound; a click on the player counts as the user gesture if needed."""
-    await page.locator("video").first.wait_for(state="attached", timeout=8000)
+async def _start(page: Any) -> bool | None:
+    """Play with sound; a click on the player counts as the user gesture if needed.
+    True: only muted playback was allowed; None: the page has no media element."""
+    try:
+        await page.locator("video").first.wait_for(state="attached", timeout=8000)
+    except PlaywrightError:
+        return None
     result = await page.evaluate(_PLAY_JS, False)
     if result.get("ok"):
         return False
@@ -123,8 +134,10 @@ async def _start(page: Any) -> bool:
     return True
 
 
-async def _confirm(page: Any, seconds: float) -> tuple[dict[str, Any] | None, bool]:
-    """Skip ads as they appear; True once currentTime advances on the real video."""
+async def _confirm(page: Any, seconds: float) -> tuple[dict[str, Any] | None, bool, bool]:
+    """Skip ads as they appear. Returns the last state, whether an ad was skipped, and
+    whether currentTime advanced on the real video (a media element that is not paused
+    but stalled, or still waiting for data, is not playing)."""
     skipped = False
     first: float | None = None
     until = time.monotonic() + seconds
@@ -142,9 +155,9 @@ async def _confirm(page: Any, seconds: float) -> tuple[dict[str, Any] | None, bo
             if first is None:
                 first = state["t"]
             elif state["t"] > first + 0.2:
-                return state, skipped
+                return state, skipped, True
         await asyncio.sleep(0.25)
-    return state, skipped
+    return state, skipped, False
 
 
 async def play_in_page(
@@ -160,19 +173,30 @@ async def play_in_page(
     if detect_interstitial(await page.content(), page.url) == "consent":
         await answer_consent(page, settings.google_consent)
         await page.wait_for_load_state("domcontentloaded")
-    muted = await _start(page)
-    state, skipped = await _confirm(page, confirm_s)
-    info = parse_watch_page(await page.content())
-    return PlayStatus(
+    html = await page.content()
+    info = parse_watch_page(html)
+    status = PlayStatus(
         video_id=video_id,
         title=(info.title if info else "") or (found.title if found else "") or await page.title(),
         channel=(info.channel if info else "") or (found.channel if found else ""),
         duration=(info.duration_s if info else None) or (found.duration_s if found else None),
         url=url,
-        playing=bool(state and not state["paused"] and not state["ad"]),
-        position_s=round(float(state["t"]), 1) if state else 0.0,
-        muted=muted,
-        ad_skipped=skipped,
+    )
+    reason = unplayable_reason(html)  # unavailable, private, age or sign-in gate
+    if reason is not None:
+        log.info("youtube.unplayable", video_id=video_id, reason=reason[:200])
+        return status.model_copy(update={"problem": reason})
+    muted = await _start(page)
+    if muted is None:
+        return status.model_copy(update={"problem": _NO_PLAYER})
+    state, skipped, advanced = await _confirm(page, confirm_s)
+    return status.model_copy(
+        update={
+            "playing": bool(advanced and state and not state["paused"] and not state["ad"]),
+            "position_s": round(float(state["t"]), 1) if state else 0.0,
+            "muted": muted,
+            "ad_skipped": skipped,
+        }
     )
 
 
@@ -201,9 +225,13 @@ async def control(
             return PlayStatus()
         video_id = video_id_from_url(page.url)
         if command in ("pause", "resume") and video_id:
+            # play() may reject (no playable source) or never settle (no data): the status
+            # read afterwards says what the player did, not this call.
             await page.evaluate(
                 "(p) => { const v = document.querySelector('video'); if (!v) return;"
-                " if (p) { v.pause(); } else { return v.play(); } }",
+                " if (p) { v.pause(); return; }"
+                " return Promise.race([v.play().catch(() => {}),"
+                " new Promise((r) => setTimeout(r, 2000))]); }",
                 command == "pause",
             )
         return await _status_in(page)
@@ -214,6 +242,8 @@ async def control(
 async def _status_in(page: Any) -> PlayStatus:
     video_id = video_id_from_url(page.url)
     state = await _state(page) if video_id else None
+    if state is None:  # a watch address with no player on it: nothing to pause or resume
+        return PlayStatus()
     return PlayStatus(
         video_id=video_id,
         title=_title(await page.title()) if video_id else "",
@@ -260,9 +290,11 @@ async def resume_parked(
             at = await page.evaluate(_SEEK_JS, parked.position_s)
             log.info("youtube.seeked", wanted_s=parked.position_s, at_s=at)
         muted = await _start(page)
-        state, _ = await _confirm(page, min(4.0, max(1.0, timeout / 2)))
+        if muted is None:
+            return parked.model_copy(update={"playing": False, "problem": _NO_PLAYER})
+        state, _, advanced = await _confirm(page, min(4.0, max(1.0, timeout / 2)))
         status = await _status_in(page)
-        playing = bool(state and not state["paused"] and not state["ad"])
+        playing = bool(advanced and state and not state["paused"] and not state["ad"])
         return status.model_copy(
             update={"playing": playing, "muted": muted or status.muted, "channel": parked.channel}
         )
@@ -291,7 +323,8 @@ def _clock(seconds: float) -> str:
 
 def describe(status: PlayStatus) -> str:
     if not status.playing:
-        return f"Opened {status.title or status.url}, but playback did not start."
+        why = f": {status.problem.rstrip('.')}" if status.problem else ""
+        return f"Opened {status.title or status.url}, but playback did not start{why}."
     by = f" by {status.channel}" if status.channel else ""
     muted = (
         " It is muted: the browser blocked sound, so unmute it on the stream to hear it."
@@ -385,7 +418,7 @@ class YoutubeProvider:
             self.parked = None
         if command == "resume":
             status = await control(self.driver, command, settings, timeout=budget)
-            if status.video_id and not status.playing:  # play() may be refused: verify
+            if status.video_id:  # not paused is not playing (refused, stalled): verify
                 return await resume_parked(self.driver, status, settings, deadline.remaining())
             return status
         return await control(self.driver, command, settings, timeout=budget)
