@@ -38,6 +38,7 @@ class FailureKind(StrEnum):
     CDP_UNREACHABLE = "cdp-unreachable"
     NAVIGATION_FAILED = "navigation-failed"
     HTTP_ERROR = "http-error"
+    NOT_A_PAGE = "not-a-page"
     BLOCKED_URL = "blocked-url"
     BLOCKED = "blocked"
     CAPTCHA = "captcha"

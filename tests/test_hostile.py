@@ -369,9 +369,19 @@ def test_a_download_is_reported_not_saved(site: Stage, tool: BrowseTool) -> None
     )
     result = tool.call(url, action="read", ctx=LIVE)
     assert result is not None and result.data["outcome"] == "download"
+    assert not result.success and result.failure_kind == "not-a-page"
     assert "download" in parse_envelope(result.reply_text).body
     downloads = list((site.tmp / "profile").rglob("report.exe*"))
     assert downloads == []
+
+
+def test_a_pdf_is_no_successful_read(site: Stage, tool: BrowseTool) -> None:
+    url = site.server.add(
+        "/paper.pdf", Served(b"%PDF-1.4\n%%EOF\n", content_type="application/pdf")
+    )
+    result = tool.call(url, action="read", ctx=LIVE)
+    assert result is not None and not result.success and result.failure_kind == "not-a-page"
+    assert "application/pdf" in parse_envelope(result.reply_text).body
 
 
 def test_dialogs_are_dismissed_and_the_read_answers(site: Stage, tool: BrowseTool) -> None:

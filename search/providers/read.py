@@ -1,7 +1,10 @@
 """Page read on the broadcast tab: open the URL visibly, extract the main text.
 
 Waits for the DOM plus a capped settle (never an unbounded networkidle). Non-HTML
-responses, downloads and HTTP errors are outcomes with their status, not exceptions.
+responses, downloads and HTTP errors are outcomes with their status, not exceptions: the
+answer says what happened and is no success (`not-a-page`, `http-error`). A page with no
+readable text, or Google's or YouTube's consent wall or captcha where the page should be, is
+no answer at all: the call moves on to Gemini.
 """
 
 from __future__ import annotations
@@ -137,6 +140,13 @@ async def _response_html(response: Any) -> str | None:
         return None
 
 
+_OUTCOME_KINDS = {
+    "http-error": FailureKind.HTTP_ERROR,
+    "not-html": FailureKind.NOT_A_PAGE,
+    "download": FailureKind.NOT_A_PAGE,
+}
+
+
 def _outcome(status: int | None, text: str) -> Outcome:
     if status is not None and status >= 400:
         return "http-error"
@@ -211,6 +221,7 @@ class ReadProvider:
                 "after a login or a click cannot be read on the stream",
             )
         source = Source(title=read.title or "", url=read.final_url)
-        # An error page is read out as such, and is no success: the brain says what happened.
-        kind = FailureKind.HTTP_ERROR if read.outcome == "http-error" else None
+        # An error page, a file or a download is read out as such, and is no success: the
+        # brain says what happened.
+        kind = _OUTCOME_KINDS.get(read.outcome)
         return Answer(describe(read), [source], read.model_dump(), failure_kind=kind)
