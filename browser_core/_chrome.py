@@ -10,6 +10,7 @@ life follows Chrome's), so every connection it makes is checked after name resol
 from __future__ import annotations
 
 import contextlib
+import http.client
 import json
 import os
 import shutil
@@ -24,7 +25,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ._errors import CdpUnreachable, StreamBrowserError
+from ._errors import CdpUnreachable, SettingsError, StreamBrowserError
 
 BINARIES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 XVFB_DISPLAY = ":1"
@@ -98,29 +99,58 @@ def chrome_args(
     return [*args, *extra, "about:blank"]
 
 
-def cdp_version(endpoint: str, timeout: float = 1.0) -> dict[str, str]:
-    """GET /json/version; raises CdpUnreachable."""
+def _cdp_json(endpoint: str, path: str, timeout: float) -> object:
+    """GET `endpoint + path` as JSON, or `CdpUnreachable` saying whether anything answered."""
     try:
-        with urllib.request.urlopen(f"{endpoint}/json/version", timeout=timeout) as response:
-            data = json.loads(response.read())
-    except (OSError, ValueError, urllib.error.URLError) as exc:
+        with urllib.request.urlopen(f"{endpoint}{path}", timeout=timeout) as response:
+            body = response.read()
+    except urllib.error.HTTPError as exc:  # an HTTP server, but not Chrome's DevTools
+        exc.close()
+        raise _not_cdp(endpoint) from exc
+    except http.client.HTTPException as exc:  # not HTTP at all (`BadStatusLine`)
+        raise _not_cdp(endpoint) from exc
+    except (OSError, ValueError) as exc:  # refused, unknown name, timeout, not a URL
         raise CdpUnreachable(
             f"no Chrome DevTools endpoint at {endpoint}",
             hint="start one with `stream-browser chrome`",
             endpoint=endpoint,
         ) from exc
+    try:
+        return json.loads(body)
+    except ValueError as exc:
+        raise _not_cdp(endpoint) from exc
+
+
+def _not_cdp(endpoint: str) -> CdpUnreachable:
+    return CdpUnreachable(
+        f"something answers at {endpoint}, but it is not a Chrome DevTools endpoint",
+        hint="another program holds that port: stop it, or use another port (CDP_PORT, or --port)",
+        endpoint=endpoint,
+        answered=True,
+    )
+
+
+def cdp_version(endpoint: str, timeout: float = 1.0) -> dict[str, str]:
+    """GET /json/version; raises CdpUnreachable."""
+    data = _cdp_json(endpoint, "/json/version", timeout)
+    if not isinstance(data, dict):
+        raise _not_cdp(endpoint)
     return {str(k): str(v) for k, v in data.items()}
 
 
 def cdp_targets(endpoint: str, timeout: float = 1.0) -> list[dict[str, str]]:
     """GET /json/list (tabs and other targets)."""
-    try:
-        with urllib.request.urlopen(f"{endpoint}/json/list", timeout=timeout) as response:
-            return list(json.loads(response.read()))
-    except (OSError, ValueError) as exc:
-        raise CdpUnreachable(
-            f"no Chrome DevTools endpoint at {endpoint}", endpoint=endpoint
-        ) from exc
+    data = _cdp_json(endpoint, "/json/list", timeout)
+    if not isinstance(data, list):
+        raise _not_cdp(endpoint)
+    return data
+
+
+def port_in_use(port: int, host: str = "127.0.0.1") -> bool:
+    """True when something already accepts connections on `host:port`."""
+    with socket.socket() as sock:
+        sock.settimeout(0.5)
+        return sock.connect_ex((host, port)) == 0
 
 
 def close_target(endpoint: str, target_id: str, timeout: float = 1.5) -> None:
@@ -322,6 +352,11 @@ def launch_chrome(
     sends names to fixed local addresses (bench and recorded sessions).
     """
     path = find_chrome(binary)
+    if port_in_use(port):  # Chrome could not open CDP there: say so now, not in 15 s
+        raise StreamBrowserError(
+            f"port {port} is already in use by a program that is not a Chrome DevTools endpoint",
+            hint="stop that program, or pick another port (CDP_PORT, or --port)",
+        )
     profile = str(Path(user_data_dir).expanduser())
     Path(profile).mkdir(parents=True, exist_ok=True)
     pin_webrtc_policy(profile)
@@ -433,6 +468,24 @@ def with_suppress_kill(pid: int) -> None:
 
 def state_file(state_dir: str, port: int) -> Path:
     return Path(state_dir).expanduser() / f"chrome-{port}.json"
+
+
+def ensure_state_dir(state_dir: str) -> Path:
+    """The state folder (`SB_STATE_DIR`), made if missing and checked writable, before
+    anything is started whose pid, lock or token must be kept there; else `SettingsError`
+    naming the variable (a Chrome started without its state file cannot be stopped)."""
+    path = Path(state_dir).expanduser()
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / f".write-test-{os.getpid()}"
+        probe.touch()
+        probe.unlink()
+    except OSError as exc:
+        raise SettingsError(
+            f"SB_STATE_DIR={state_dir!r} is not a writable folder ({exc.strerror or exc}); "
+            "set SB_STATE_DIR to a folder this user can write"
+        ) from None
+    return path
 
 
 def save_state(state_dir: str, chrome: ChromeProcess) -> Path:

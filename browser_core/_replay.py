@@ -33,9 +33,14 @@ def resolve_har(name_or_har: str, folder: Path | None = None) -> Path:
         candidate = folder / name_or_har / "session.har"
     if not candidate.is_file():
         known = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+        where = (
+            ""
+            if folder.is_dir()
+            else f"; {folder} does not exist: run from the project folder, or set SB_RECORDINGS_DIR"
+        )
         raise StreamBrowserError(
             f"no recording {name_or_har!r} (looked for {candidate})",
-            hint=f"pass a .har file or one of: {', '.join(known) or 'none recorded yet'}",
+            hint=f"pass a .har file or one of: {', '.join(known) or 'none recorded yet'}{where}",
         )
     return candidate
 

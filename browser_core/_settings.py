@@ -10,12 +10,14 @@ is one line naming the variable and what it accepts, never a secret; the CLI exi
 from __future__ import annotations
 
 import difflib
+import io
 import os
 import re
 import tomllib
 import unicodedata
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
@@ -51,6 +53,10 @@ _ACCEPTS: dict[str, str] = {
     "float": "a number",
 }
 _WINDOW = re.compile(r"\s*(\d{3,5})\s*[,x]\s*(\d{3,5})\s*", re.ASCII)
+# A host name, an IPv4 address or a bracketed IPv6 address (no scheme, port, path or space).
+_HOST = re.compile(r"[A-Za-z0-9_.-]+|\[[0-9A-Fa-f:.]+\]", re.ASCII)
+_ALLOW_ENTRY = re.compile(r"(?:[A-Za-z0-9_.-]+|\[[0-9A-Fa-f:.]+\])(?::(\d{1,5}))?", re.ASCII)
+_IPV6 = re.compile(r"[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*", re.ASCII)
 WINDOW_RANGE = (200, 10000)
 
 
@@ -162,6 +168,58 @@ class Settings(BaseSettings):
             return tuple(part.strip() for part in value.split(",") if part.strip())
         return value
 
+    @field_validator("allow_hosts", mode="before")
+    @classmethod
+    def _allow_entries(cls, value: Any) -> Any:
+        """An entry that can never match (a URL, a bad port) must not pass silently: the
+        refusal would then say "add it to SB_ALLOW_HOSTS" while it is there, and a bad port
+        (`localhost:80a`) would open every port of the host."""
+        parts = cls._split_csv(value)
+        if not isinstance(parts, tuple):
+            return value
+        for entry in parts:
+            match = _ALLOW_ENTRY.fullmatch(entry) if isinstance(entry, str) else None
+            bad_port = (
+                match is not None and match.group(1) and not 1 <= int(match.group(1)) <= 65535
+            )
+            bare_v6 = isinstance(entry, str) and _IPV6.fullmatch(entry) is not None
+            if (match is None or bad_port) and not bare_v6:
+                raise ValueError(
+                    "comma-separated host or host:port entries, without scheme or path "
+                    "(for example localhost:8080,intranet.example)"
+                )
+        return parts
+
+    @field_validator("cdp_host")
+    @classmethod
+    def _cdp_host(cls, value: str) -> str:
+        if not _HOST.fullmatch(value.strip()):
+            raise ValueError(
+                "a host name or IP address without scheme, port or spaces "
+                "(for example 127.0.0.1; [::1] for IPv6); or set CDP_URL"
+            )
+        return value.strip()
+
+    @field_validator("cdp_url")
+    @classmethod
+    def _cdp_url(cls, value: str | None) -> str | None:
+        if value is not None and not _url_ok(value, ("http", "https", "ws", "wss")):
+            raise ValueError(
+                "the DevTools address as http://HOST:PORT (or ws://...), "
+                "for example http://127.0.0.1:9222"
+            )
+        return value.strip() if value is not None else None
+
+    @field_validator("gemini_api_base")
+    @classmethod
+    def _api_base(cls, value: str) -> str:
+        if not _url_ok(value, ("http", "https")):
+            raise ValueError(
+                "an http(s)://HOST[:PORT] base URL, "
+                "for example https://generativelanguage.googleapis.com"
+            )
+        return value.strip()
+
     @field_validator(
         "cdp_url", "gemini_model", "gemini_oauth_dir", "gemini_cli", "service_socket", mode="before"
     )
@@ -226,6 +284,19 @@ class Settings(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         return (init_settings, env_settings, dotenv_settings, _TomlSource(settings_cls))
+
+
+def _url_ok(url: str, schemes: tuple[str, ...]) -> bool:
+    """`url` has one of `schemes`, a host, a valid port if any, and no space or control."""
+    text = url.strip()
+    if not text or not _printable(text):
+        return False
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018  (raises ValueError for a port that is not 0-65535)
+    except ValueError:
+        return False
+    return parts.scheme.lower() in schemes and bool(parts.hostname)
 
 
 def _printable(text: str) -> bool:
@@ -308,22 +379,72 @@ def build_settings(**overrides: Any) -> Settings:
 def load_settings(env_file: str | Path | None = ".env", **overrides: Any) -> Settings:
     """For entry points: as `build_settings`, plus `env_file` below the real environment."""
     use = env_file if env_file is not None and Path(env_file).is_file() else None
+    if use is not None:
+        check_env_file(use)
     return _build(use, overrides)
+
+
+def check_env_file(path: str | Path) -> None:
+    """`SettingsError` for a dotenv file that is not UTF-8 or has a line that is not
+    `KEY=VALUE`: such a line would be skipped with a warning and its setting silently lost
+    (an unclosed quote there would send the commands to the default Chrome). The message
+    names the file and line, never the line's text (it may hold a key)."""
+    from dotenv.parser import parse_stream  # pydantic-settings' own dotenv reader
+
+    try:
+        text = Path(path).read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise SettingsError(
+            f"{path}: not UTF-8 text; save it as UTF-8 (without the UTF-16 of some editors)"
+        ) from None
+    except OSError as exc:
+        raise SettingsError(
+            f"{path}: cannot be read ({exc.strerror}); check its permissions"
+        ) from None
+    for binding in parse_stream(io.StringIO(text)):
+        if binding.error:
+            raise SettingsError(
+                f"{path} line {binding.original.line}: not KEY=VALUE (an unclosed quote?); "
+                "fix it, or comment it out with #"
+            )
 
 
 def _build(env_file: str | Path | None, overrides: dict[str, Any]) -> Settings:
     try:
         return Settings(_env_file=env_file, **overrides)
     except ValidationError as exc:
-        raise SettingsError(_one_line(exc)) from None
+        raise SettingsError(_one_line(exc, _from_toml(exc, env_file, overrides))) from None
     except _SourceError as exc:
         raise SettingsError(f"{exc}; check the environment and .env") from None
 
 
-def _one_line(exc: ValidationError) -> str:
+def _from_toml(
+    exc: ValidationError, env_file: str | Path | None, overrides: dict[str, Any]
+) -> str | None:
+    """`path: section.key` when the bad value came from playwright.config.toml (no
+    argument, variable or .env line set it), so the message names what the user wrote."""
+    errors = exc.errors()
+    loc = str(errors[0]["loc"][0]) if errors and errors[0]["loc"] else ""
+    field_name = _field_name(loc)
+    toml_key = next((key for key, name in _TOML_KEYS.items() if name == field_name), None)
+    path = find_config_file()
+    if toml_key is None or path is None or field_name in overrides:
+        return None
+    alias = _alias_of(field_name).upper()
+    if any(name.upper() == alias for name in os.environ):
+        return None
+    if env_file is not None:
+        from dotenv import dotenv_values
+
+        if any((name or "").upper() == alias for name in dotenv_values(env_file)):
+            return None
+    return f"{path}: {toml_key}"
+
+
+def _one_line(exc: ValidationError, source: str | None = None) -> str:
     error = exc.errors()[0]
     loc = str(error["loc"][0]) if error["loc"] else "?"
-    name = _env_name(loc)
+    name = source or _env_name(loc)
     field = Settings.model_fields.get(_field_name(loc))
     raw = error.get("input")
     secret = field is not None and "SecretStr" in repr(field.annotation)

@@ -19,6 +19,7 @@ from browser_core import (
     cdp_targets,
     cdp_version,
     egress_status,
+    ensure_state_dir,
     launch_chrome,
     load_state,
     save_state,
@@ -28,13 +29,16 @@ from browser_core import (
 from browser_core.recording import replay_hook
 from search._recordings import flag_overrides, replay_plan
 from search._types import ACTIONS, ToolContext
+from search.cli import PORT, int_in
+
+READ_TOP = int_in(0, 3)  # the service's bound too
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 def register(sub: Any) -> None:
     chrome = sub.add_parser("chrome", help="start (or stop) the local broadcast Chrome")
-    chrome.add_argument("--port", type=int, help="CDP port (default CDP_PORT, 9222)")
+    chrome.add_argument("--port", type=PORT, help="CDP port (default CDP_PORT, 9222)")
     chrome.add_argument("--headless", action="store_true", help="no window at all")
     chrome.add_argument("--stop", action="store_true", help="stop the Chrome this command started")
     chrome.add_argument(
@@ -48,7 +52,11 @@ def register(sub: Any) -> None:
     search = sub.add_parser("search", help="Google search on the broadcast Chrome")
     search.add_argument("query")
     search.add_argument(
-        "--read-top", type=int, default=0, metavar="N", help="also read the top N results"
+        "--read-top",
+        type=READ_TOP,
+        default=0,
+        metavar="N",
+        help="also read the top N results (0-3)",
     )
     _common(search)
     search.set_defaults(func=cmd_search)
@@ -186,6 +194,7 @@ def cmd_chrome(args: argparse.Namespace, app: Any) -> int:
     except CdpUnreachable:
         pass
     try:
+        ensure_state_dir(settings.state_dir)  # else Chrome would run with no way to stop it
         proc = launch_chrome(
             port=port,
             user_data_dir=settings.chrome_user_data_dir,
@@ -215,12 +224,15 @@ def cmd_chrome(args: argparse.Namespace, app: Any) -> int:
 
 
 def _empty(text: str, command: str) -> bool:
+    """An empty query or URL is a usage error (exit 2), not "every provider failed"."""
     if text.strip():
         return False
-    print(
-        f"stream-browser {command}: error: the query is empty (say what to look for)",
-        file=sys.stderr,
+    what = (
+        "the URL is empty (say which page to open)"
+        if command == "read"
+        else ("the query is empty (say what to look for)")
     )
+    print(f"stream-browser {command}: error: {what}", file=sys.stderr)
     return True
 
 
@@ -264,7 +276,7 @@ def _screen_action(
     args: argparse.Namespace, app: Any, action: str, arg: str, **options: Any
 ) -> int:
     """A command that drives the screen: its argument and settings checked, then the tool."""
-    if action != "read" and _empty(arg, action):
+    if _empty(arg, action):
         return EXIT_USAGE
     settings = _screen_settings(args, app, action, arg)
     if isinstance(settings, int):
@@ -293,6 +305,9 @@ def cmd_control(args: argparse.Namespace, app: Any) -> int:
 
 def cmd_ask(args: argparse.Namespace, app: Any) -> int:
     action = None if args.action == "auto" else args.action
+    controls = ("pause", "resume", "stop", "status")  # these need no query
+    if action not in controls and _empty(args.query + (args.url or ""), "ask"):
+        return EXIT_USAGE
     try:
         settings = _settings(args, app, action, args.url or args.query)
     except StreamBrowserError as exc:
@@ -333,12 +348,15 @@ def cmd_doctor(args: argparse.Namespace, app: Any) -> int:
             "broadcast Chrome",
             f"{version.get('Browser', '?')} at {settings.cdp_endpoint}, {len(tabs)} tab(s)",
         )
-    except CdpUnreachable:
+    except CdpUnreachable as exc:
+        answered = bool(exc.context.get("answered"))  # another program holds the port
         cdp_ok = _check(
             False,
             "broadcast Chrome",
-            f"nothing answers at {settings.cdp_endpoint}",
-            "start it with `stream-browser chrome` (or set CDP_PORT / CDP_URL)",
+            exc.message if answered else f"nothing answers at {settings.cdp_endpoint}",
+            exc.hint or ""
+            if answered
+            else "start it with `stream-browser chrome` (or set CDP_PORT / CDP_URL)",
         )
     if cdp_ok:
         guard = egress_status(settings)

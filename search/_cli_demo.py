@@ -12,6 +12,7 @@ import argparse
 import contextlib
 import json
 import secrets
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -22,11 +23,12 @@ from pydantic import SecretStr
 
 from browser_core import (
     Settings,
+    SettingsError,
     StreamBrowserError,
     cdp_targets,
     configure_logging,
 )
-from browser_core.recording import RECORDINGS_DIR
+from browser_core.recording import recordings_dir
 from search import client
 from search._cli_dev import ensure_chrome
 
@@ -46,7 +48,7 @@ def _say(text: str) -> None:
 
 def _recordings(action: str) -> list[Path]:
     found = []
-    for folder in sorted(RECORDINGS_DIR.glob("*/")):
+    for folder in sorted(recordings_dir().glob("*/")):
         try:
             meta = json.loads((folder / "action.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -147,13 +149,16 @@ def cmd_demo(args: argparse.Namespace, app: Any) -> int:
     try:
         ensure_chrome(settings, headless=args.headless)
     except StreamBrowserError as exc:
-        print(f"stream-browser demo: {exc.kind}: {exc}")
-        return 1
+        print(f"stream-browser demo: {exc.kind}: {exc}", file=sys.stderr)
+        return 2 if isinstance(exc, SettingsError) else 1
     before = len(cdp_targets(settings.cdp_endpoint))
     cases = {action: _recordings(action) for action in ("search", "read")}
     missing = [action for action, found in cases.items() if not found]
     for action in missing:
-        _say(f"no recorded {action} session found in {RECORDINGS_DIR}")
+        _say(
+            f"no recorded {action} session found in {recordings_dir()}: run the demo from "
+            "the project folder (`make demo`), or set SB_RECORDINGS_DIR to its tests/recordings"
+        )
     folders = [found[0] for found in cases.values() if found]
     ok = not missing
     with _service(settings, folders) as service:

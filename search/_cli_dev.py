@@ -28,6 +28,7 @@ from browser_core import (
     StreamBrowserError,
     cdp_version,
     configure_logging,
+    ensure_state_dir,
     launch_chrome,
     save_state,
 )
@@ -53,6 +54,7 @@ from search._recordings import (
     write_case,
     write_expected,
 )
+from search.cli import int_in
 
 log = structlog.get_logger("search.cli_dev")
 
@@ -85,6 +87,7 @@ def ensure_chrome(settings: Settings, *, headless: bool) -> ChromeProcess | None
         if "Headless" in agent:
             print("  this Chrome is headless: there is nothing to watch; the trace shows it all")
         return None
+    ensure_state_dir(settings.state_dir)  # else Chrome would run with no way to stop it
     proc = launch_chrome(
         port=settings.cdp_port,
         user_data_dir=settings.chrome_user_data_dir,
@@ -162,7 +165,11 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("action", choices=ACTIONS)
     parser.add_argument("arg", metavar="ARG", help="the query, URL or video")
     parser.add_argument(
-        "--read-top", type=int, default=0, metavar="N", help="search: also read the top N results"
+        "--read-top",
+        type=int_in(0, 3),
+        default=0,
+        metavar="N",
+        help="search: also read the top N results (0-3)",
     )
     parser.add_argument(
         "--headless",

@@ -14,8 +14,10 @@ import json
 import os
 import sys
 from typing import Any
+from urllib.parse import urlsplit
 
 from search import client
+from search.cli import int_in
 
 REMOTE_COMMANDS = frozenset({"search", "read", "play", "pause", "resume", "stop", "status", "ask"})
 CONTROLS = ("pause", "resume", "stop", "status")
@@ -51,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
     search = sub.add_parser("search", add_help=False)
     search.add_argument("query")
-    search.add_argument("--read-top", type=int, default=0)
+    search.add_argument("--read-top", type=int_in(0, 3), default=0)  # else: the usage error
     sub.add_parser("read", add_help=False).add_argument("url")
     sub.add_parser("play", add_help=False).add_argument("target")
     for name in CONTROLS:
@@ -74,19 +76,68 @@ def run_remote(argv: list[str]) -> int | None:
         args = build_parser().parse_args(argv)
     except _NotForUs:
         return None
+    if _blank(args):
+        return None  # the in-process command says what is missing (exit 2)
+    if _env_file_unreadable(args.env_file):
+        return None  # the in-process command names the file and line (exit 2)
     env = _environment(args.env_file)
     disabled = env.get("STREAM_BROWSER", "true").strip().lower() in ("false", "0", "no", "off")
     if disabled and args.command in SCREEN_COMMANDS:
         return None  # the in-process command says why it refuses
     explicit = bool(env.get("SB_SERVICE_URL", "").strip())
+    bad = _bad_service_url(env.get("SB_SERVICE_URL", "").strip())
+    if bad:
+        print(f"stream-browser: configuration error: {bad}", file=sys.stderr)
+        return EXIT_USAGE
     service = _service(env, explicit)
     if service is None:
         return None
     return _call(args, service, explicit)
 
 
+def _bad_service_url(url: str) -> str | None:
+    """Why `SB_SERVICE_URL` cannot name a service (one line naming it), or None."""
+    if not url or url.lower() in ("off", "none", "false", "0"):
+        return None
+    if url.startswith("unix://") and len(url) > len("unix://"):
+        return None
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        parts, port = None, None
+    usable = parts is not None and parts.scheme == "http" and bool(parts.hostname)
+    if usable and port != 0 and " " not in url:
+        return None
+    return (
+        f"SB_SERVICE_URL={url!r} is not valid: expected http://HOST:PORT, unix:///PATH "
+        "or off (for example http://127.0.0.1:8765)"
+    )
+
+
+def _blank(args: argparse.Namespace) -> bool:
+    """An empty query or URL: a usage error, never sent to the service."""
+    if args.command == "ask":
+        return args.action not in CONTROLS and not (args.query + (args.url or "")).strip()
+    text = {"search": "query", "read": "url", "play": "target"}.get(args.command)
+    return text is not None and not str(getattr(args, text)).strip()
+
+
 def _wants_help(argv: list[str]) -> bool:
     return any(arg in ("-h", "--help") for arg in argv)
+
+
+def _env_file_unreadable(env_file: str) -> bool:
+    """The dotenv file is not UTF-8 or has a line that is not KEY=VALUE."""
+    if not env_file or not os.path.isfile(env_file):
+        return False
+    from dotenv.parser import parse_stream  # small, pure Python
+
+    try:
+        with open(env_file, encoding="utf-8-sig") as handle:
+            return any(binding.error for binding in parse_stream(handle))
+    except (OSError, UnicodeDecodeError):
+        return True
 
 
 def _environment(env_file: str) -> dict[str, str]:
@@ -157,9 +208,30 @@ def _call(args: argparse.Namespace, service: client.Service, explicit: bool) -> 
 
 
 def _refused(status: int, data: dict[str, Any] | str) -> int:
-    error = data.get("error") if isinstance(data, dict) else str(data)[:300]
+    error = _reason(data)
     print(f"stream-browser: the service answered {status}: {error}", file=sys.stderr)
     return EXIT_USAGE if status == 422 else EXIT_FAILED
+
+
+def _reason(data: dict[str, Any] | str) -> str:
+    """The service's reason: `{"error": ...}`, or a request validation error's `detail`
+    list (`read_top: Input should be less than or equal to 3`), else the body's start."""
+    if not isinstance(data, dict):
+        return str(data)[:300] or "no reason given"
+    if data.get("error"):
+        return str(data["error"])
+    detail = data.get("detail")
+    if isinstance(detail, list) and detail:
+        parts = []
+        for item in detail[:3]:
+            if isinstance(item, dict):
+                loc = [str(p) for p in item.get("loc", []) if p != "body"]
+                parts.append(f"{'.'.join(loc) or 'request'}: {item.get('msg', 'not valid')}")
+        if parts:
+            return "; ".join(parts)
+    if isinstance(detail, str) and detail:
+        return detail
+    return json.dumps(data)[:300]
 
 
 def print_answer(args: argparse.Namespace, answer: dict[str, Any]) -> int:

@@ -10,13 +10,19 @@ import argparse
 import sys
 from typing import Any
 
+from search.cli import int_in
+
 
 def register(sub: Any) -> None:
     serve = sub.add_parser(
         "serve", help="run the service: one owner of the broadcast Chrome for every caller"
     )
     serve.add_argument("--host", help="address to listen on (default SB_SERVICE_HOST, 127.0.0.1)")
-    serve.add_argument("--port", type=int, help="TCP port (default SB_SERVICE_PORT, 8765; 0: any)")
+    serve.add_argument(
+        "--port",
+        type=int_in(0, 65535, "a port number"),
+        help="TCP port (default SB_SERVICE_PORT, 8765; 0: any)",
+    )
     serve.add_argument("--socket", metavar="PATH", help="a Unix socket instead of TCP")
     serve.set_defaults(func=cmd_serve)
 

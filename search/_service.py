@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import hmac
 import ipaddress
 import math
@@ -723,12 +724,19 @@ def bind(settings: Settings) -> Bound:
     """Bind before starting, so port 0 works and the `Host` check knows the real port."""
     if settings.service_socket:
         path = Path(settings.service_socket).expanduser()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.bind(str(path))
-        os.chmod(path, 0o600)  # only this user may connect
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+            sock.bind(str(path))
+            os.chmod(path, 0o600)  # only this user may connect
+        except OSError as exc:
+            sock.close()
+            raise StartRefused(
+                f"cannot listen on the Unix socket {path} ({exc.strerror or exc}): set "
+                "SB_SERVICE_SOCKET (or --socket) to a short path in a folder this user can write"
+            ) from None
         sock.listen(128)
         return Bound(sock, f"unix://{path}", None)
     host = settings.service_host.strip("[]")
@@ -739,9 +747,16 @@ def bind(settings: Settings) -> Bound:
         sock.bind((host, settings.service_port))
     except OSError as exc:
         sock.close()
+        in_use = exc.errno == errno.EADDRINUSE
+        fix = (
+            "another service may be running "
+            f"(`curl http://{host}:{settings.service_port}/healthz`); set SB_SERVICE_PORT "
+            "(or --port) to a free port"
+            if in_use
+            else "set SB_SERVICE_HOST (or --host) to an address of this machine, such as 127.0.0.1"
+        )
         raise StartRefused(
-            f"cannot listen on {host}:{settings.service_port} ({exc.strerror}): another "
-            "service may be running (`curl http://HOST:PORT/healthz`); set SB_SERVICE_PORT"
+            f"cannot listen on {host}:{settings.service_port} ({exc.strerror or exc}): {fix}"
         ) from None
     sock.listen(128)
     port = sock.getsockname()[1]
@@ -842,7 +857,14 @@ class Prepared:
 def prepare(settings: Settings, tool: BrowseTool | None = None) -> Prepared:
     """Check the exposure, find or make the token, bind, build the app. `StartRefused`."""
     check_exposure(settings)
-    token, source = ensure_token(settings)
+    try:
+        token, source = ensure_token(settings)
+    except OSError as exc:  # SB_STATE_DIR not writable: one line, not a traceback
+        raise StartRefused(
+            f"cannot keep the service token in {token_path(settings)} "
+            f"({exc.strerror or exc}): set SB_STATE_DIR to a folder this user can write, "
+            "or set SB_SERVICE_TOKEN"
+        ) from None
     bound = bind(settings)
     service = Service.create(settings, tool)
     app = create_app(service, Access(token, bound.hosts))

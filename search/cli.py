@@ -48,6 +48,26 @@ class App:
         return self._settings
 
 
+def int_in(low: int, high: int, what: str = "a whole number") -> Any:
+    """An argparse `type`: a whole number `low`-`high`, else a usage error (exit 2) saying so
+    (settings are checked when loaded; a flag must be too, not fail later or crash)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = low - 1
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what} {low}-{high}")
+        return value
+
+    parse.__name__ = "number"  # argparse's own messages name the type
+    return parse
+
+
+PORT = int_in(1, 65535, "a port number")
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> Any:  # exit code 2 with a one-line reason and the fix
         self.print_usage(sys.stderr)
