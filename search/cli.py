@@ -7,7 +7,9 @@ Each module in `COMMAND_MODULES` exposes `register(subparsers)`; every subcomman
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -153,6 +155,17 @@ def _not_utf8(argv: Sequence[str]) -> int | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # The reader went away (`stream-browser doctor | head -1`): nothing is left to say, and
+        # the interpreter's last flush must not print a traceback either.
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # as a shell reports a process ended by SIGPIPE
+
+
+def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     bad = _not_utf8(argv)
     if bad is not None:

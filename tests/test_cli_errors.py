@@ -397,3 +397,29 @@ def test_an_unknown_replay_outside_the_project_folder_says_how_to_find_recording
     assert "Traceback" not in proc.stderr
     assert "no recording 'google-crow-names-en'" in proc.stderr
     assert "SB_RECORDINGS_DIR" in proc.stderr  # the fix: where recordings are looked for
+
+
+def test_a_reader_that_goes_away_gets_no_traceback(tmp_path: Path) -> None:
+    """`stream-browser doctor | head -1`: the pipe closes before the command prints."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SB_", "CDP_", "GEMINI_"))}
+    env.update(
+        {
+            "PYTHONPATH": str(ROOT),
+            "CDP_PORT": str(free_port()),
+            "SB_STATE_DIR": str(tmp_path / "state"),
+            "SB_SERVICE_URL": "off",
+        }
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "search", "doctor"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # the reader is gone before the first line is written
+    with proc.stderr:
+        stderr = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 141
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr
