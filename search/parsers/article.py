@@ -31,6 +31,7 @@ from ._models import Article
 
 __all__ = [
     "EXTRACT_OPTIONS",
+    "MAX_HTML_CHARS",
     "RECALL_OPTIONS",
     "THIN_SHARE",
     "clean_text",
@@ -75,8 +76,15 @@ _INVISIBLE = (
     "aside",
 )
 _BLANK_LINES = re.compile(r"\n\s*\n+")
-_TITLE = re.compile(r"<title[^>]*>(.*?)</title\s*>", re.IGNORECASE | re.DOTALL)
+# `<title[^>]*>(.*?)</title\s*>` in three steps: that one pattern restarted its scan to the
+# window's end at every `<title`, so a page of `<title>` repeated took minutes, holding the GIL.
+_TITLE_OPEN = re.compile(r"<title", re.IGNORECASE)
+_TITLE_CLOSE = re.compile(r"</title\s*>", re.IGNORECASE)
 _TITLE_WITHIN = 300_000  # characters of markup searched for <title> (it is in the head)
+# Characters of markup extracted from: an article sits well inside the first 4 MB of any page,
+# and trafilatura's date search grows faster than the page (10 MB took 41 s, holding the GIL
+# for seconds at a time, so no deadline could fire on time).
+MAX_HTML_CHARS = 4_000_000
 # trafilatura's CUT_EMPTY_ELEMS (settings.py, 2.3.1): what its clean-up deletes when empty.
 _CUT_WHEN_EMPTY = (
     *("article", "b", "blockquote", "dd", "div", "dt", "em", "h1", "h2", "h3", "h4", "h5"),
@@ -89,7 +97,11 @@ _BODY_TEXT = lxml.etree.XPath(
 
 
 def extract_article(html: str, url: str | None = None, *, max_chars: int | None = None) -> Article:
-    """The main text of a page (cut to `max_chars`) with title, author, date and language."""
+    """The main text of a page (cut to `max_chars`) with title, author, date and language;
+    a page longer than `MAX_HTML_CHARS` is read from its beginning."""
+    if len(html) > MAX_HTML_CHARS:
+        log.info("article.cut_markup", url=url, chars=len(html), kept=MAX_HTML_CHARS)
+        html = html[:MAX_HTML_CHARS]
     data, words, recall = extraction_passes(html, url)
     text = combine(data.get("text") or "", words, recall)
     text = clean_text(text, page_titles(data, html))
@@ -184,11 +196,14 @@ def page_words(tree: Any) -> int:
 # Whole lines that are page furniture in any article (matched case-insensitively), by kind,
 # in English and in the languages a Nordic or European audience reads most (Swedish, Danish,
 # Norwegian, German, Dutch, French, Spanish, Portuguese, Italian). A pattern matches a whole
-# line only: a sentence that merely mentions sharing or cookies stays.
+# line only: a sentence that merely mentions sharing or cookies stays. Lines can be long and
+# keep their whitespace (`<pre>`): where two quantifiers in a row could share a run of spaces
+# (`\s*:?\s*`), the first takes it all (`*+`). Else "comments" and a few thousand spaces
+# (a 5 KB page) took minutes, holding the GIL; what a pattern matches is the same.
 _FURNITURE_KINDS: dict[str, tuple[str, ...]] = {
     "comment counters and prompts": (
         r"(?:\d+\s+)?(?:comments?|kommentare?|kommentarer?|commentaires?|comentarios?"
-        r"|comentários?|commenti|reacties)(?:\s+insgesamt)?\s*[:(]?\s*\d*\s*\)?",
+        r"|comentários?|commenti|reacties)(?:\s+insgesamt)?\s*+[:(]?\s*+\d*+\s*+\)?",
         r"(?:leave|post|add)\s+a\s+(?:comment|reply).*",
         r"tell\s+us\s+what\s+you\s+think.*|join\s+the\s+(?:conversation|discussion).*",
         r"(?:schreiben|hinterlassen)\s+sie\s+einen\s+kommentar.*|kommentar\s+schreiben.*",
@@ -279,8 +294,8 @@ _FURNITURE_KINDS: dict[str, tuple[str, ...]] = {
     ),
     "reading times": (
         r"(?:\d+\s*)?min(?:ute)?s?\s+read|reading\s+time\s*:.*|tempo\s+de\s+leitura\s*:.*",
-        r"(?:\d+\s*)?min(?:\.|uten)?\s+lesezeit|(?:lesezeit|lesedauer)\s*:?\s*\d.{0,20}",
-        r"lästid\s*:?\s*\d.{0,20}|(?:\d+\s*)?min(?:uter)?\s+läsning|leestijd\s*:?\s*\d.{0,20}",
+        r"(?:\d+\s*)?min(?:\.|uten)?\s+lesezeit|(?:lesezeit|lesedauer)\s*+:?\s*+\d.{0,20}",
+        r"lästid\s*+:?\s*+\d.{0,20}|(?:\d+\s*)?min(?:uter)?\s+läsning|leestijd\s*+:?\s*+\d.{0,20}",
         r"(?:\d+\s*)?min(?:\.|utes?|utos?|uti)?\s+(?:de\s+lecture|de\s+lectura|de\s+leitura"
         r"|di\s+lettura)|(?:temps|tiempo|tempo)\s+(?:de|di)\s+(?:lecture|lectura|lettura)\s*:.*",
     ),
@@ -289,7 +304,8 @@ _FURNITURE = re.compile(
     "^(?:" + "|".join(p for kind in _FURNITURE_KINDS.values() for p in kind) + ")$",
     re.IGNORECASE,
 )
-_CLICK_TO_TWEET = re.compile(r"\s*click\s+to\s+tweet\s*$", re.IGNORECASE)
+# Starts only where a run of whitespace starts: a search from inside each run was quadratic.
+_CLICK_TO_TWEET = re.compile(r"(?<!\s)\s*click\s+to\s+tweet\s*$", re.IGNORECASE)
 _WORDS = re.compile(r"\w+", re.UNICODE)
 
 
@@ -343,10 +359,15 @@ def visible_text(html: str) -> str:
 
 def _html_title(html: str) -> str | None:
     """The document's `<title>` (read from the markup: no second full parse of the page)."""
-    match = _TITLE.search(html, 0, _TITLE_WITHIN)
-    if match is None:
+    end = min(len(html), _TITLE_WITHIN)
+    opening = _TITLE_OPEN.search(html, 0, end)
+    # The first `<title` decides: a later one ends its tag no sooner, so finds no other `</title>`.
+    tag_end = html.find(">", opening.end(), end) if opening else -1
+    closing = _TITLE_CLOSE.search(html, tag_end + 1, end) if tag_end != -1 else None
+    if closing is None:
         return None
-    title = " ".join(lxml.html.fromstring(f"<p>{match.group(1)}</p>").text_content().split())
+    inner = html[tag_end + 1 : closing.start()]
+    title = " ".join(lxml.html.fromstring(f"<p>{inner}</p>").text_content().split())
     return title or None
 
 
