@@ -29,6 +29,15 @@ from tests._server import LocalServer
 ENV_PREFIXES = ("STREAM_BROWSER", "CDP_", "GEMINI_", "GOOGLE_", "SB_")
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """pytest-playwright's tests (its sync `page` and kin) run last: its event loop keeps
+    running in the main thread for the rest of the session, where any later `asyncio.run`
+    fails. (Its session-scoped `browser_name` parameter also lets pytest regroup tests: a
+    test argument merely named `page` once pulled them ahead of the recordings.)"""
+    items.sort(key=lambda item: "browser_name" in getattr(item, "fixturenames", ()))
+
+
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     for name in list(os.environ):

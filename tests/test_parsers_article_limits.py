@@ -28,7 +28,7 @@ def _page(inner: str) -> str:
 
 
 @pytest.mark.parametrize(
-    "page",
+    "markup",  # not `page`: that name is pytest-playwright's fixture, and starts its browser
     [
         # the <title> pattern rescanned to the 300 KB window's end from every `<title`
         "'<html><head>' + '<title>' * 42_000 + '</head><body><p>x</p></body></html>'",
@@ -41,10 +41,10 @@ def _page(inner: str) -> str:
     ],
     ids=["title-openers", "comment-counter-spaces", "reading-time-spaces", "space-run"],
 )
-def test_a_hostile_page_is_extracted_in_linear_time(page: str) -> None:
+def test_a_hostile_page_is_extracted_in_linear_time(markup: str) -> None:
     code = (
         "import time; from search.parsers.article import extract_article; "
-        f"html = {page}; started = time.monotonic(); "
+        f"html = {markup}; started = time.monotonic(); "
         "extract_article(html, 'https://example.com/a'); "
         "print(round(time.monotonic() - started, 2))"
     )
