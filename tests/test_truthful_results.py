@@ -76,6 +76,21 @@ def test_play_of_a_player_with_no_media_fails_audibly_before_the_deadline(
     assert time.monotonic() - started < 20
 
 
+def test_status_of_a_player_waiting_for_data_is_not_playing(
+    on_air: tuple[BrowseTool, FakeWeb],
+) -> None:
+    """A player that was told to play but has no data is not paused, and not playing."""
+    tool, web = on_air
+    web.add(
+        "https://www.youtube.com/watch", player_page('<video class="html5-main-video"></video>')
+    )
+    tool.run_sync(WATCH, action="play", ctx=LIVE)
+    walk = tool.run_sync("", action="status", ctx=LIVE)
+    assert walk.result is not None, walk.chain
+    assert walk.result.data["playing"] is False and walk.result.data["stalled"] is True
+    assert "waiting for the video to load" in body(walk)  # was: "Playing on the stream"
+
+
 def test_resume_of_a_video_that_cannot_play_is_a_playback_failure(
     on_air: tuple[BrowseTool, FakeWeb],
 ) -> None:

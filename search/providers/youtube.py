@@ -59,7 +59,8 @@ _STATE_JS = """() => {
   const player = document.querySelector('#movie_player, .html5-video-player');
   if (!v) return null;
   return {paused: v.paused, t: v.currentTime, duration: isFinite(v.duration) ? v.duration : null,
-          muted: v.muted, ad: !!(player && player.classList.contains('ad-showing'))};
+          muted: v.muted, ad: !!(player && player.classList.contains('ad-showing')),
+          waiting: !v.paused && v.readyState < 3};  // not paused, but no data to play
 }"""
 
 
@@ -76,6 +77,7 @@ class PlayStatus(BaseModel):
     muted: bool = False
     ad_skipped: bool = False
     problem: str = ""  # why it does not play, when known (YouTube's own words)
+    stalled: bool = False  # not paused, but waiting for data that has not come
 
 
 def results_url(query: str) -> str:
@@ -249,7 +251,8 @@ async def _status_in(page: Any) -> PlayStatus:
         title=_title(await page.title()) if video_id else "",
         url=page.url if video_id else "",
         duration=int(state["duration"]) if state and state["duration"] else None,
-        playing=bool(state and not state["paused"]),
+        playing=not state["paused"] and not state.get("waiting"),
+        stalled=bool(state.get("waiting")),
         position_s=round(float(state["t"]), 1) if state else 0.0,
         muted=bool(state and state["muted"]),
     )
@@ -354,8 +357,10 @@ def describe_control(command: str, status: PlayStatus, parked: PlayStatus | None
             if status.playing
             else (f"{status.title} did not start playing again{at}.")
         )
-    state = "Playing" if status.playing else "Paused"
     total = f" of {_clock(status.duration)}" if status.duration else ""
+    if status.stalled:
+        return f"Stuck on the stream, waiting for the video to load: {status.title}{at}{total}."
+    state = "Playing" if status.playing else "Paused"
     return f"{state} on the stream: {status.title}{at}{total}."
 
 
