@@ -227,13 +227,19 @@ def _start_xvfb(display: str) -> int | None:
     return proc.pid
 
 
-# Credentials the Chrome that renders strangers' pages never needs (API keys, the service's
-# bearer token `SB_SERVICE_TOKEN`, ...): left out of its environment.
-_CREDENTIAL_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET", "_PASSWORD")
+# Credentials by their variable names' endings (API keys, the service's bearer token
+# `SB_SERVICE_TOKEN`, ...): no child process we start needs them, and what it holds it can
+# leak (Chrome renders strangers' pages).
+CREDENTIAL_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET", "_PASSWORD")
+
+
+def is_credential_name(name: str) -> bool:
+    """The environment variable `name` holds a credential a child process must not inherit."""
+    return name.upper().endswith(CREDENTIAL_SUFFIXES)
 
 
 def _chrome_env(display: str | None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.upper().endswith(_CREDENTIAL_SUFFIXES)}
+    env = {k: v for k, v in os.environ.items() if not is_credential_name(k)}
     if display:
         env["DISPLAY"] = display
     return env

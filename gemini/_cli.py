@@ -25,7 +25,7 @@ from typing import Any
 
 import structlog
 
-from browser_core import Settings
+from browser_core import Settings, is_credential_name
 
 from ._errors import (
     GeminiAuthError,
@@ -67,10 +67,7 @@ UNAVAILABLE_HINT = "check the network and https://status.cloud.google.com, then 
 CLI_ERROR_HINT = "run the same `gemini -p ... -o json --skip-trust` by hand to see the full error"
 
 # Child environment: variables removed (besides every *_API_KEY) and forced.
-_DROPPED_VARS = (
-    "GEMINI_API_KEY",
-    "GOOGLE_API_KEY",
-    "GOOGLE_GENAI_API_KEY",
+_DROPPED_VARS = (  # besides every credential (`is_credential_name`)
     "DISPLAY",
     "WAYLAND_DISPLAY",
     "GOOGLE_GENAI_USE_VERTEXAI",
@@ -278,13 +275,8 @@ def build_argv(binary: Path | str, query: str, model: str | None = None) -> list
     return [*argv, "-m", model] if model else argv
 
 
-# Secrets by their names' endings (the service's own SB_SERVICE_TOKEN among them): the CLI
-# needs none of them, and what a child holds it can leak.
-_DROPPED_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET", "_PASSWORD")
-
-
 def _is_dropped(name: str) -> bool:
-    return name.upper() in _DROPPED_VARS or name.upper().endswith(_DROPPED_SUFFIXES)
+    return name.upper() in _DROPPED_VARS or is_credential_name(name)
 
 
 def child_env(settings: Settings, environ: Mapping[str, str] | None = None) -> dict[str, str]:

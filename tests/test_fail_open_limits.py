@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import socket
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -24,7 +22,7 @@ from browser_core import parse_envelope, wrap_untrusted
 from gemini import _rest
 from search import client
 from search.parsers.google import parse_serp
-from tests._service_proc import ROOT
+from tests._timed import seconds_in_fresh_python
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
@@ -245,15 +243,4 @@ def test_a_run_of_tag_openers_cannot_stall_the_envelope(attack: str) -> None:
         "text, _ = wrap_untrusted(body, provider='read', retrieved_at=datetime.now(UTC)); "
         "parse_envelope(text); print(round(time.monotonic() - started, 2))"
     )
-    try:
-        out = subprocess.run(
-            [sys.executable, "-c", code],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=20,
-            check=True,
-        )
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"wrapping {attack} took more than 20 s")
-    assert float(out.stdout) < 5.0
+    assert seconds_in_fresh_python(code, 20, f"wrapping {attack}") < 5.0

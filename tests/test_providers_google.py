@@ -190,21 +190,9 @@ def test_the_captcha_is_detected_never_solved_and_reported_as_blocked(
     assert not any("recaptcha/api" in url and "POST" in url for url in fake.seen)
 
 
-@pytest.mark.parametrize(("choice", "clicked"), [("reject", "true"), ("accept", "false")])
-def test_a_swedish_wall_without_the_usual_forms_is_answered_by_its_button_names(
-    web: tuple[SyncDriver, FakeWeb], settings: Settings, choice: str, clicked: str
-) -> None:
-    """The wall as a Swedish visitor sees it ("Avvisa alla" / "Godkänn alla"), its forms
-    without the field the usual selector keys on: the buttons are found by name."""
-    drv, fake = web
-    settings = settings.model_copy(update={"google_consent": choice})
-    target = search_url("crow names", settings)
-    wall = (
-        fixture_text(CONSENT)
-        .replace('name="set_eom"', 'name="choice"')
-        .replace("Reject all", "Avvisa alla")
-        .replace("Accept all", "Godkänn alla")
-    )
+def serve_consent_wall(fake: FakeWeb, target: str, wall: str, field: str) -> list[str]:
+    """Google's search behind a consent wall (`wall`) until the SOCS cookie is set; returns
+    the values of the posted form's `field`, one per answer."""
     answered: list[str] = []
 
     def search(request: Any) -> Page:
@@ -214,14 +202,32 @@ def test_a_swedish_wall_without_the_usual_forms_is_answered_by_its_button_names(
 
     def save(request: Any) -> Page:
         form = parse_qs(request.post_data or "")
-        answered.append(form["choice"][0])
-        page = redirect(target)
+        answered.append(form[field][0])
+        page = redirect(form["continue"][0] if "continue" in form else target)
         page.headers["Set-Cookie"] = "SOCS=CAE; Domain=.google.com; Path=/; Secure; SameSite=Lax"
         return page
 
     fake.add("https://www.google.com/search", search)
     fake.add("https://consent.google.com/ml", Page(wall))
     fake.add("https://consent.google.com/save", save)
+    return answered
+
+
+@pytest.mark.parametrize(("choice", "clicked"), [("reject", "true"), ("accept", "false")])
+def test_a_swedish_wall_without_the_usual_forms_is_answered_by_its_button_names(
+    web: tuple[SyncDriver, FakeWeb], settings: Settings, choice: str, clicked: str
+) -> None:
+    """The wall as a Swedish visitor sees it ("Avvisa alla" / "Godkänn alla"), its forms
+    without the field the usual selector keys on: the buttons are found by name."""
+    drv, fake = web
+    settings = settings.model_copy(update={"google_consent": choice})
+    wall = (
+        fixture_text(CONSENT)
+        .replace('name="set_eom"', 'name="choice"')
+        .replace("Reject all", "Avvisa alla")
+        .replace("Accept all", "Godkänn alla")
+    )
+    answered = serve_consent_wall(fake, search_url("crow names", settings), wall, "choice")
     serp, _ = drv.call(google_search(drv.driver, "crow names", settings), 30)
     assert answered == [clicked]
     assert serp.blocked is None and serp.results
@@ -234,23 +240,7 @@ def test_the_consent_wall_is_answered_and_the_search_continues(
     drv, fake = web
     settings = settings.model_copy(update={"google_consent": choice})
     target = search_url("crow names", settings)
-    answered: list[str] = []
-
-    def search(request: Any) -> Page:
-        if "SOCS=" in (request.headers.get("cookie") or ""):
-            return Page(fixture_text(f"{CROW}.html.gz"))
-        return redirect("https://consent.google.com/ml?continue=" + quote(target, safe=""))
-
-    def save(request: Any) -> Page:
-        form = parse_qs(request.post_data or "")
-        answered.append(form["set_eom"][0])
-        page = redirect(form["continue"][0] if "continue" in form else target)
-        page.headers["Set-Cookie"] = "SOCS=CAE; Domain=.google.com; Path=/; Secure; SameSite=Lax"
-        return page
-
-    fake.add("https://www.google.com/search", search)
-    fake.add("https://consent.google.com/ml", Page(fixture_text(CONSENT)))
-    fake.add("https://consent.google.com/save", save)
+    answered = serve_consent_wall(fake, target, fixture_text(CONSENT), "set_eom")
     serp, _ = drv.call(google_search(drv.driver, "crow names", settings), 30)
     assert answered == [set_eom]
     assert serp.blocked is None
