@@ -14,15 +14,6 @@ from ._chrome import (
     stop_pid,
 )
 from ._driver import Deadline, Driver, NavOutcome
-from ._egress import egress_status
-from ._envelope import (
-    Answer,
-    Envelope,
-    neutralize,
-    parse_envelope,
-    wrap_answer,
-    wrap_untrusted,
-)
 from ._errors import (
     BlockedUrl,
     CdpUnreachable,
@@ -36,10 +27,19 @@ from ._errors import (
 )
 from ._logging import bound_request, configure_logging, new_request_id
 from ._memory import trim_heap
-from ._policy import check_url, is_allowed
 from ._results import Hop, Source, ToolExecutionResult
 from ._settings import Settings, build_settings, load_settings
 from ._sync import LoopThread, SyncDriver, shared_loop
+from .safety._egress import egress_status
+from .safety._envelope import (
+    Answer,
+    Envelope,
+    neutralize,
+    parse_envelope,
+    wrap_answer,
+    wrap_untrusted,
+)
+from .safety._policy import check_url, is_allowed
 
 __all__ = [
     "Answer",

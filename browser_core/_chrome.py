@@ -308,7 +308,7 @@ def start_egress_guard(
     It runs in a session of its own, so it outlives the caller (the service may restart)
     and exits by itself within a second of Chrome exiting.
     """
-    cmd = [sys.executable, "-m", "browser_core._egress", "--port", str(proxy_port)]
+    cmd = [sys.executable, "-m", "browser_core.safety._egress", "--port", str(proxy_port)]
     cmd += ["--watch-pid", str(chrome_pid)]
     cmd += [f"--allow={entry}" for entry in allow_hosts if entry.strip()]
     cmd += [f"--map={name}={target}" for name, target in (host_map or {}).items()]

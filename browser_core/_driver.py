@@ -47,12 +47,12 @@ from ._errors import (
     OperationTimeout,
     ProviderError,
 )
-from ._fetch_guard import install_fetch_guard
 from ._health import PROBE_TIMEOUT_S, ChromeHealth, HealthMonitor, ProbeResult, probe
 from ._memory import driver_node_options
-from ._policy import INTERNAL_REQUEST, check_url, is_allowed
 from ._settings import Settings
 from ._tablock import TabLock
+from .safety._fetch_guard import install_fetch_guard
+from .safety._policy import INTERNAL_REQUEST, check_url, is_allowed
 
 T = TypeVar("T")
 PageHook = Callable[[Page], Awaitable[None]]

@@ -1,10 +1,10 @@
-"""Generate browser_core/_confusables.py from Unicode's UTS #39 `confusables.txt`.
+"""Generate browser_core/safety/_confusables.py from Unicode's UTS #39 `confusables.txt`.
 
 The envelope only needs the look-alikes of ASCII (fence words, chat-role tag names, angle
 brackets), so it keeps every mapping whose prototype is ASCII: a few kB instead of 650 kB,
 and no runtime dependency. Re-run it when Unicode publishes a new version:
 
-  python scripts/gen_confusables.py path/to/confusables.txt [> browser_core/_confusables.py]
+  python scripts/gen_confusables.py path/to/confusables.txt [> browser_core/safety/_confusables.py]
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ from browser_core import (
     stop_pid,
 )
 from browser_core._chrome import free_port
-from browser_core._egress import EgressGuard, Refused, egress_status
+from browser_core.safety._egress import EgressGuard, Refused, egress_status
 from tests._server import LocalServer, Reply
 
 # -- WebRTC: UDP that never meets the SOCKS5 guard --------------------------------------------

@@ -1,5 +1,5 @@
-"""The folding behind the envelope's neutraliser (browser_core/_lookalike.py), the committed
-TR39 subset (browser_core/_confusables.py) and the script that generates it."""
+"""The folding behind the envelope's neutraliser (browser_core/safety/_lookalike.py), the committed
+TR39 subset (browser_core/safety/_confusables.py) and the script that generates it."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from browser_core._confusables import BY_PROTOTYPE, SKELETON, UNICODE_VERSION
-from browser_core._lookalike import Folded, find_edits, fold_char
+from browser_core.safety._confusables import BY_PROTOTYPE, SKELETON, UNICODE_VERSION
+from browser_core.safety._lookalike import Folded, find_edits, fold_char
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -19,7 +19,7 @@ def test_the_committed_subset_maps_only_to_ascii_and_names_its_source() -> None:
     assert all(prototype.isascii() for prototype in BY_PROTOTYPE)
     assert all(value.isascii() for value in SKELETON.values()) and len(SKELETON) > 1500
     assert UNICODE_VERSION.count(".") == 2
-    source = (ROOT / "browser_core" / "_confusables.py").read_text(encoding="utf-8")
+    source = (ROOT / "browser_core" / "safety" / "_confusables.py").read_text(encoding="utf-8")
     assert "confusables.txt" in source and "sha256" in source
     # A few well-known rows of confusables.txt.
     assert SKELETON[0x0415] == "E"  # CYRILLIC CAPITAL LETTER IE

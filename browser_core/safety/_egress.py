@@ -8,8 +8,8 @@ and connects to the very address it checked, so there is no DNS-rebinding window
 parser differential left to exploit. A refusal is a SOCKS failure reply: Chrome fails with
 `net::ERR_SOCKS_CONNECTION_FAILED` and the target receives nothing.
 
-Run as its own process (`python -m browser_core._egress --port P --watch-pid CHROME_PID`) whose
-life follows Chrome's: it exits when Chrome exits and outlives the service that started it.
+Run as its own process (`python -m browser_core.safety._egress --port P --watch-pid CHROME_PID`)
+whose life follows Chrome's: it exits when Chrome exits and outlives the service that started it.
 """
 
 from __future__ import annotations
@@ -33,11 +33,11 @@ from urllib.parse import urlsplit
 
 import structlog
 
-from ._chrome import WEBRTC_POLICY, pid_alive
+from .._chrome import WEBRTC_POLICY, pid_alive
 from ._policy import address_reason, host_allowed, name_reason
 
 if TYPE_CHECKING:
-    from ._settings import Settings
+    from .._settings import Settings
 
 log = structlog.get_logger("browser_core.egress")
 
@@ -301,7 +301,7 @@ def _chrome_process(cdp_port: int) -> tuple[int, list[str]] | None:
 
 def _guard_pid(proxy_port: int) -> int | None:
     for pid, args in _cmdlines():
-        if "browser_core._egress" in args and str(proxy_port) in args and pid_alive(pid):
+        if "browser_core.safety._egress" in args and str(proxy_port) in args and pid_alive(pid):
             return pid
     return None
 
@@ -414,7 +414,7 @@ async def serve(args: argparse.Namespace) -> None:
 
 def parse_args(argv: Iterable[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m browser_core._egress",
+        prog="python -m browser_core.safety._egress",
         description="SOCKS5 egress guard for the broadcast Chrome",
     )
     parser.add_argument("--host", default="127.0.0.1")
@@ -427,7 +427,7 @@ def parse_args(argv: Iterable[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: Iterable[str] | None = None) -> int:
-    from ._logging import configure_logging
+    from .._logging import configure_logging
 
     args = parse_args(argv)
     configure_logging("info", args.log_format)

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ._errors import FailureKind
+from .._errors import FailureKind
+from .._results import Source, ToolExecutionResult, utcnow
 from ._lookalike import has_hazard, neutralize
-from ._results import Source, ToolExecutionResult, utcnow
 
 FENCE_WORD = "UNTRUSTED_WEB_EXTRACT"
 _OPEN = "<<<" + FENCE_WORD + " nonce={nonce}>>>"

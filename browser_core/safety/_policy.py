@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import ada_url
 
-from ._errors import BlockedUrl
+from .._errors import BlockedUrl
 
 ALLOWED_SCHEMES = ("http", "https")
 _BLOCKED_NAMES = (
