@@ -1,4 +1,4 @@
-"""The `stream-browser` entry point (search/cli.py) as a person runs it: a real subprocess.
+"""The `stream-browser` entry point (search/cli/) as a person runs it: a real subprocess.
 
 Bad input at the edge (argv that is not UTF-8, a bad setting, a typo in the config file, a
 key with a line break) is one clear line on stderr and exit code 2, never a traceback, and

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from browser_core._chrome import free_port
-from search._cli_demo import _recordings
+from search.cli._demo import _recordings
 from tests._service_proc import clean_env
 
 ROOT = Path(__file__).resolve().parents[1]

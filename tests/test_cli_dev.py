@@ -24,8 +24,8 @@ import structlog
 from browser_core import Settings, stop_pid
 from browser_core._chrome import load_state
 from browser_core._recording import scrub_har_data
-from search import _cli_dev
-from search._recordings import load_case, run_case
+from search.cli import _dev as _cli_dev
+from search.recordings._runner import load_case, run_case
 from tests._server import LocalServer, Reply
 from tests.conftest import make_settings
 

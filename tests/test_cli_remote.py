@@ -17,8 +17,9 @@ import pytest
 
 from browser_core import ChromeProcess, cdp_targets
 from browser_core._chrome import free_port
-from search import _cli_remote
-from search.cli import COMMAND_MODULES, COMMANDS, _Parser, main
+from search.cli import COMMAND_MODULES, COMMANDS, main
+from search.cli import _remote as _cli_remote
+from search.cli._common import _Parser
 from tests._server import LocalServer, Reply
 from tests._service_proc import (  # noqa: F401 (shared_service is a fixture)
     ROOT,
@@ -83,14 +84,14 @@ def test_help_imports_no_browser_dependency() -> None:
 
 def test_the_remote_parser_takes_every_option_of_the_in_process_commands() -> None:
     local = _Parser().add_subparsers(parser_class=_Parser)
-    importlib.import_module("search._cli_core").register(local)
+    importlib.import_module("search.cli._core").register(local)
     remote = _cli_remote.build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
     assert isinstance(remote, dict)  # a subparsers action's choices: name -> parser
     for name in _cli_remote.REMOTE_COMMANDS:
         wanted = {o for a in local.choices[name]._actions for o in a.option_strings}
         taken = {o for a in remote[name]._actions for o in a.option_strings}
         missing = wanted - taken - set(_cli_remote.LOCAL_ONLY) - {"-h", "--help"}
-        assert not missing, f"{name}: add {missing} to search._cli_remote.build_parser"
+        assert not missing, f"{name}: add {missing} to search.cli._remote.build_parser"
 
 
 def test_read_through_the_service_answers_without_loading_the_browser_stack(

@@ -1,4 +1,4 @@
-"""`stream-browser gemini ...` (search/_cli_gemini.py) end to end through search.cli.main."""
+"""`stream-browser gemini ...` (search/cli/_gemini.py) end to end through search.cli.main."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-import search.cli
+import search.cli._main
 from gemini.testing import FakeGeminiApi, fake_calls, write_fake_gemini
 
 KEY = "AIzaSy-command-test-key-0000"
@@ -27,11 +27,11 @@ def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("SB_LOG_FORMAT", "json")
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "systmp"))
     monkeypatch.chdir(tmp_path / "cwd")  # no .env is read from the project
-    monkeypatch.setattr(search.cli, "COMMAND_MODULES", ("search._cli_gemini",))
+    monkeypatch.setattr(search.cli._main, "COMMAND_MODULES", ("search.cli._gemini",))
 
 
 def run(*argv: str) -> int:
-    return search.cli.main(["gemini", *argv])
+    return search.cli._main.main(["gemini", *argv])
 
 
 def test_prints_the_answer_with_sources_and_exits_0(

@@ -26,11 +26,11 @@ from mcp.shared.memory import create_connected_server_and_client_session
 from browser_core import ChromeProcess, Hop, parse_envelope
 from browser_core._chrome import close_target, free_port
 from gemini.testing import write_fake_gemini
-from search import _mcp
-from search._mcp import TOOLS, build_server
+from search import mcp as _mcp
 from search._routing import Walk
 from search._tool import BrowseTool
 from search._types import SPECS, ToolContext
+from search.mcp import TOOLS, build_server
 from search.testing import FakeProvider
 from tests._server import LocalServer, Reply
 from tests._service_proc import ServiceProc, start_service, wait_until
@@ -247,7 +247,7 @@ def test_stdio_refuses_a_metadata_address_before_anything_connects(
 def test_protocol_stdout_sends_stray_output_and_children_to_stderr(tmp_path: Path) -> None:
     code = (
         "import os\n"
-        "from search._mcp import protocol_stdout\n"
+        "from search.mcp import protocol_stdout\n"
         "with protocol_stdout() as out:\n"
         "    print('stray print')\n"
         "    os.system('echo child process')\n"
@@ -530,7 +530,7 @@ def test_stdio_finds_the_service_from_its_settings_and_token_file(
 
 
 def test_a_full_service_queue_is_a_queue_full_tool_error_with_its_fix(tmp_path: Path) -> None:
-    from search._service import CallQueue, Service
+    from search.service import CallQueue, Service
 
     tool = _fake_tool(tmp_path)
     service = Service(tool.settings, tool, CallQueue(max_waiting=0))  # every call is refused

@@ -17,7 +17,8 @@ import pytest
 
 from browser_core import ChromeProcess
 from browser_core._replay import RECORDINGS_DIR
-from search._recordings import (
+from search.cli import main
+from search.recordings._runner import (
     case_folders,
     compare,
     load_case,
@@ -26,7 +27,6 @@ from search._recordings import (
     stable_view,
     text_overlap,
 )
-from search.cli import main
 from tests.conftest import make_settings
 
 RESULTS_DIR = Path(__file__).resolve().parents[1] / "test-results" / "recordings"

@@ -24,7 +24,7 @@ import pytest
 
 from browser_core import ChromeProcess, build_settings, cdp_targets, cdp_version
 from search import client
-from search._service import Access, StartRefused, allowed_hosts, bind, ensure_token
+from search.service import Access, StartRefused, allowed_hosts, bind, ensure_token
 from tests._server import LocalServer, Reply
 from tests._service_proc import (  # noqa: F401 (shared_service is a fixture)
     ROOT,

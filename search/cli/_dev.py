@@ -1,6 +1,6 @@
 """Developer commands: `debug` (watch an action in a visible Chrome, with a trace) and `record`
 (pin a live session as a regression case in `tests/recordings/NAME/`).
-(The recording machinery itself is in `search._recordings`.)
+(The recording machinery itself is in `search.recordings._runner`.)
 """
 
 from __future__ import annotations
@@ -41,7 +41,8 @@ from browser_core.recording import (
     slow_motion,
     step_timer,
 )
-from search._recordings import (
+from search.cli._common import int_in
+from search.recordings._runner import (
     ACTIONS,
     ActionOutcome,
     Case,
@@ -54,7 +55,6 @@ from search._recordings import (
     write_case,
     write_expected,
 )
-from search.cli import int_in
 
 log = structlog.get_logger("search.cli_dev")
 
@@ -271,7 +271,7 @@ async def _stop_quietly(recorder: SessionRecorder) -> Path | None:
 
 
 def cmd_debug(args: argparse.Namespace, app: Any) -> int:
-    from search._cli_core import refuse_off_air
+    from search.cli._core import refuse_off_air
 
     settings: Settings = app.settings
     if refuse_off_air(settings, "debug"):  # it drives the broadcast Chrome
@@ -339,7 +339,7 @@ def _record_target(args: argparse.Namespace) -> Path:
 
 
 def cmd_record(args: argparse.Namespace, app: Any) -> int:
-    from search._cli_core import refuse_off_air
+    from search.cli._core import refuse_off_air
 
     settings: Settings = app.settings
     if refuse_off_air(settings, "record"):  # it drives the broadcast Chrome

@@ -3,7 +3,7 @@
 Where the calls go (`--via`): to a running `stream-browser serve` when one answers (it is the
 one owner of the screen, and its queue orders the host's calls with the brain's), else to a
 `BrowseTool` in this process. The choice is made once at start, so two drivers never take
-turns on the tab. Kept apart from `search._mcp` so other commands do not import the MCP SDK
+turns on the tab. Kept apart from `search.mcp` so other commands do not import the MCP SDK
 (about 0.5 s). stdout carries only the protocol; logs go to stderr.
 """
 
@@ -48,7 +48,7 @@ def register(sub: Any) -> None:
 
 
 def cmd_mcp(args: argparse.Namespace, app: Any) -> int:
-    from search import _mcp
+    from search import mcp as _mcp
 
     if args.list:
         print(_mcp.tools_summary())
@@ -65,7 +65,7 @@ def cmd_mcp(args: argparse.Namespace, app: Any) -> int:
 
 
 async def _serve(args: argparse.Namespace, settings: Settings) -> None:
-    from search import _mcp
+    from search import mcp as _mcp
 
     timeout_s = _mcp.call_timeout_s(settings)
     service = None
@@ -81,9 +81,9 @@ async def _serve(args: argparse.Namespace, settings: Settings) -> None:
 
 
 async def _serve_local(args: argparse.Namespace, settings: Settings, timeout_s: float) -> None:
-    from search import _mcp
-    from search._cli_core import _driver
+    from search import mcp as _mcp
     from search._tool import BrowseTool
+    from search.cli._core import _driver
 
     log.info("mcp.via", via="local", cdp=settings.cdp_endpoint)
     tool = BrowseTool(settings, driver=_driver(args, settings))

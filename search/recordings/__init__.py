@@ -1,7 +1,7 @@
-"""Recorded sessions as regression cases: the public face of `search._recordings` for the
+"""Recorded sessions as regression cases: the public face of `search.recordings._runner` for the
 scripts that make and refresh them (`scripts/make_recording.py`, `scripts/update_recordings.py`)."""
 
-from ._recordings import (
+from ._runner import (
     ACTION_OPTIONS,
     ACTIONS,
     CASE_SETTINGS,

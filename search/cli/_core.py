@@ -27,9 +27,9 @@ from browser_core import (
     stop_pid,
 )
 from browser_core.recording import replay_hook
-from search._recordings import flag_overrides, replay_plan
 from search._types import ACTIONS, ToolContext
-from search.cli import PORT, int_in
+from search.cli._common import PORT, int_in
+from search.recordings._runner import flag_overrides, replay_plan
 
 READ_TOP = int_in(0, 3)  # the service's bound too
 
@@ -249,9 +249,9 @@ def _through_tool(
     """Run one action in-process through the tool's registry and routing (what the brain
     and the service get) and print it as the service path does. With `--replay`, Gemini is
     the recorded session's stand-in: a replay never leaves the machine."""
-    from search._cli_remote import print_answer
-    from search._recordings import OfflineGemini
     from search._tool import BrowseTool, default_registry
+    from search.cli._remote import print_answer
+    from search.recordings._runner import OfflineGemini
 
     driver = _driver(args, settings)
     gemini = OfflineGemini() if getattr(args, "replay", None) else None

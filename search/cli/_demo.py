@@ -30,7 +30,7 @@ from browser_core import (
 )
 from browser_core.recording import recordings_dir
 from search import client
-from search._cli_dev import ensure_chrome
+from search.cli._dev import ensure_chrome
 
 
 def register(sub: Any) -> None:
@@ -91,9 +91,9 @@ def _replay_all(folders: list[Path]) -> Any:
 def _service(settings: Settings, folders: list[Path]) -> Iterator[Any]:
     """`stream-browser serve` on a free loopback port in this process, for the demo."""
     from browser_core import Driver
-    from search._recordings import load_case
-    from search._service import prepare
     from search._tool import BrowseTool
+    from search.recordings._runner import load_case
+    from search.service import prepare
 
     for folder in reversed(folders):  # the search recording's language and region win
         settings = load_case(folder).settings_for(settings)
@@ -140,7 +140,7 @@ def _run_case(service: Any, action: str, folder: Path) -> bool:
 
 
 def cmd_demo(args: argparse.Namespace, app: Any) -> int:
-    from search._cli_core import refuse_off_air
+    from search.cli._core import refuse_off_air
 
     settings: Settings = app.settings
     configure_logging("warning", settings.log_format)  # the demo narrates; logs only on trouble

@@ -12,101 +12,55 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ._common import App, _Parser
 
 if TYPE_CHECKING:  # imported where used, so `--help` and client commands stay light
-    from browser_core import Settings
+    pass
 
 COMMAND_MODULES: tuple[str, ...] = (
-    "search._cli_core",
-    "search._cli_demo",
-    "search._cli_dev",
-    "search._cli_gemini",
-    "search._cli_mcp",
-    "search._cli_parse",
-    "search._cli_serve",
+    "search.cli._core",
+    "search.cli._demo",
+    "search.cli._dev",
+    "search.cli._gemini",
+    "search.cli._mcp",
+    "search.cli._parse",
+    "search.cli._serve",
 )
-
-
-@dataclass
-class App:
-    """What a subcommand gets besides its arguments: settings, loaded on first use."""
-
-    env_file: str | None = ".env"
-    overrides: dict[str, Any] = field(default_factory=dict)
-    _settings: Settings | None = None
-
-    @property
-    def settings(self) -> Settings:
-        from browser_core import configure_logging, load_settings
-
-        if self._settings is None:
-            self._settings = load_settings(self.env_file, **self.overrides)
-            settings = self._settings
-            configure_logging(
-                settings.log_level, settings.log_format, secrets=settings.secret_values()
-            )
-        return self._settings
-
-
-def int_in(low: int, high: int, what: str = "a whole number") -> Any:
-    """An argparse `type`: a whole number `low`-`high`, else a usage error (exit 2) saying so
-    (settings are checked when loaded; a flag must be too, not fail later or crash)."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = low - 1
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"{text!r} is not {what} {low}-{high}")
-        return value
-
-    parse.__name__ = "number"  # argparse's own messages name the type
-    return parse
-
-
-PORT = int_in(1, 65535, "a port number")
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> Any:  # exit code 2 with a one-line reason and the fix
-        self.print_usage(sys.stderr)
-        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
 # Every command: the module that registers it and its one-line help, so `--help` (and a
 # mistyped command) imports no command module and a command imports only its own; a test
 # keeps this in step with what the modules register.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "chrome": ("search._cli_core", "start (or stop) the local broadcast Chrome"),
-    "doctor": ("search._cli_core", "check settings, Chrome, the Gemini CLI and API key"),
-    "search": ("search._cli_core", "Google search on the broadcast Chrome"),
-    "read": ("search._cli_core", "open a page on the broadcast Chrome and read its text"),
-    "play": ("search._cli_core", "play a YouTube video (query or URL) on the broadcast Chrome"),
-    "pause": ("search._cli_core", "pause the video"),
-    "resume": ("search._cli_core", "resume the video"),
-    "stop": ("search._cli_core", "stop the video and leave a neutral page"),
-    "status": ("search._cli_core", "what is playing"),
-    "ask": ("search._cli_core", "what the brain gets: route by broadcast state, envelope"),
+    "chrome": ("search.cli._core", "start (or stop) the local broadcast Chrome"),
+    "doctor": ("search.cli._core", "check settings, Chrome, the Gemini CLI and API key"),
+    "search": ("search.cli._core", "Google search on the broadcast Chrome"),
+    "read": ("search.cli._core", "open a page on the broadcast Chrome and read its text"),
+    "play": ("search.cli._core", "play a YouTube video (query or URL) on the broadcast Chrome"),
+    "pause": ("search.cli._core", "pause the video"),
+    "resume": ("search.cli._core", "resume the video"),
+    "stop": ("search.cli._core", "stop the video and leave a neutral page"),
+    "status": ("search.cli._core", "what is playing"),
+    "ask": ("search.cli._core", "what the brain gets: route by broadcast state, envelope"),
     "demo": (
-        "search._cli_demo",
+        "search.cli._demo",
         "run a search and a page read on a local broadcast Chrome, offline, from recordings",
     ),
-    "debug": ("search._cli_dev", "watch an action in a visible Chrome, with a trace"),
-    "record": ("search._cli_dev", "record a live session as tests/recordings/NAME"),
-    "gemini": ("search._cli_gemini", "ask Gemini grounded search (CLI login or API key)"),
+    "debug": ("search.cli._dev", "watch an action in a visible Chrome, with a trace"),
+    "record": ("search.cli._dev", "record a live session as tests/recordings/NAME"),
+    "gemini": ("search.cli._gemini", "ask Gemini grounded search (CLI login or API key)"),
     "mcp": (
-        "search._cli_mcp",
+        "search.cli._mcp",
         "serve browse/play/pause/resume/stop/status to an MCP host over stdio",
     ),
     "parse": (
-        "search._cli_parse",
+        "search.cli._parse",
         "parse saved pages offline (Google results, YouTube results, articles)",
     ),
     "serve": (
-        "search._cli_serve",
+        "search.cli._serve",
         "run the service: one owner of the broadcast Chrome for every caller",
     ),
 }
@@ -177,7 +131,7 @@ def _main(argv: Sequence[str] | None) -> int:
         return 2
     command = _command_of(argv)
     if command is not None and "--local" not in argv:
-        from search._cli_remote import REMOTE_COMMANDS, run_remote
+        from search.cli._remote import REMOTE_COMMANDS, run_remote
 
         remote = run_remote(argv) if command in REMOTE_COMMANDS else None
         if remote is not None:

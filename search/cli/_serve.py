@@ -10,7 +10,7 @@ import argparse
 import sys
 from typing import Any
 
-from search.cli import int_in
+from search.cli._common import int_in
 
 
 def register(sub: Any) -> None:
@@ -28,7 +28,7 @@ def register(sub: Any) -> None:
 
 
 def cmd_serve(args: argparse.Namespace, app: Any) -> int:
-    from search._service import StartRefused, serve
+    from search.service import StartRefused, serve
 
     overrides = {
         name: value

@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from search import client
-from search.cli import int_in
+from search.cli._common import int_in
 
 REMOTE_COMMANDS = frozenset({"search", "read", "play", "pause", "resume", "stop", "status", "ask"})
 CONTROLS = ("pause", "resume", "stop", "status")
