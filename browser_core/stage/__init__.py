@@ -1,0 +1,14 @@
+"""The stage: what the audience of the broadcast sees, decided in one place.
+
+Applied to the owned tab every time the driver takes it (and when it attaches after a restart),
+bounded in time, never delaying an answer by more than 100 ms. Providers say what they want
+shown ("this passage", "this result", "this player"); the stage does it.
+
+- `_screen`: a clean screen (dialogs, downloads, print, HTTP sign-in, external protocols,
+  sound, the window and its one tab).
+- `_consent`: consent banners answered on the visible page (DuckDuckGo's autoconsent rules).
+- `_fonts`: every script the audience reads renders (Hangul, kana, Han).
+- `_focus`: the screen follows the answer (scroll to and highlight the spoken passage, the
+  opened result, the player in theater mode); `_caption`: an optional caption of what the
+  assistant does.
+"""
