@@ -229,12 +229,14 @@ def test_metrics_count_calls_by_provider_and_failure_kind(
     status, headers, body = _raw(svc, "GET", "/metrics")
     text = body.decode()
     assert status == 200 and headers["content-type"].startswith("text/plain")
-    assert 'stream_browser_hops_total{provider="read",failure_kind="none"}' in text
-    assert 'stream_browser_hops_total{provider="gemini",failure_kind="gemini-cli-missing"}' in text
+    # prometheus_client writes labels in name order (a scraper reads either order)
+    assert 'stream_browser_hops_total{failure_kind="none",provider="read"}' in text
+    assert 'stream_browser_hops_total{failure_kind="gemini-cli-missing",provider="gemini"}' in text
     assert 'stream_browser_calls_total{action="search",outcome="none"}' in text
     assert 'stream_browser_call_seconds_bucket{le="+Inf"}' in text
-    assert "stream_browser_queue_waiting 0" in text
+    assert "stream_browser_queue_waiting 0.0" in text
     assert "stream_browser_chrome_reconnects_total" in text
+    assert "process_resident_memory_bytes" in text  # what a days-long broadcast is watched by
 
 
 def test_the_token_never_appears_in_the_service_output(svc: ServiceProc) -> None:

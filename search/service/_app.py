@@ -17,6 +17,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from .._types import ACTIONS, ToolContext
 from ._access import Access, Guard
 from ._core import Service
+from ._metrics import CONTENT_TYPE
 from ._models import BrowseBody, BrowseReply
 from ._queue import ServiceError
 from ._readiness import readiness
@@ -70,7 +71,7 @@ def _routes(app: FastAPI, service: Service) -> None:
     @app.get("/metrics", response_class=PlainTextResponse)
     async def metrics() -> PlainTextResponse:
         text = service.metrics.render(service.queue, service.chrome())
-        return PlainTextResponse(text, media_type="text/plain; version=0.0.4")
+        return PlainTextResponse(text, media_type=CONTENT_TYPE)
 
     @app.post("/v1/browse", response_model=BrowseReply)
     async def browse(body: BrowseBody, request: HttpRequest) -> Any:
