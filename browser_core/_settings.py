@@ -115,6 +115,10 @@ class Settings(BaseSettings):
     )
     window_size: str = Field(default="1280,800", validation_alias="SB_WINDOW_SIZE")
     state_dir: str = Field(default="~/.cache/stream-browser", validation_alias="SB_STATE_DIR")
+    # What the audience sees (browser_core/stage/_focus.py, _caption.py): a caption of what the
+    # assistant does ("Searching: ..."), and the video fullscreen instead of theater mode.
+    caption: bool = Field(default=False, validation_alias="SB_CAPTION")
+    video_fullscreen: bool = Field(default=False, validation_alias="SB_VIDEO_FULLSCREEN")
 
     # Google
     # "auto": hl and gl follow the query's script (Hangul -> ko/kr, ...), else the fallback.
@@ -124,6 +128,11 @@ class Settings(BaseSettings):
     google_udm14: bool = Field(default=False, validation_alias="SB_GOOGLE_UDM14")
     google_consent: Literal["reject", "accept"] = Field(
         default="reject", validation_alias="SB_GOOGLE_CONSENT"
+    )
+    # Consent banners on the broadcast screen (browser_core/stage/_consent.py); unset: follow
+    # SB_GOOGLE_CONSENT. "off" leaves them on screen.
+    consent: Literal["reject", "accept", "off"] | None = Field(
+        default=None, validation_alias="SB_CONSENT"
     )
 
     # Gemini
@@ -139,6 +148,9 @@ class Settings(BaseSettings):
     gemini_oauth_dir: str | None = _env("GEMINI_OAUTH_DIR", None)
     gemini_cli: str | None = Field(default=None, validation_alias="GEMINI_CLI")
     gemini_timeout_s: float = Field(default=30.0, gt=0, le=600, validation_alias="GEMINI_TIMEOUT_S")
+    # Keep the Gemini CLI's session record of each run (~/.gemini/tmp/...): off, it is deleted
+    # once its sources are read (it holds the question and the answer).
+    gemini_keep_sessions: bool = Field(default=False, validation_alias="GEMINI_KEEP_SESSIONS")
     gemini_rest_timeout_s: float = Field(
         default=20.0, gt=0, le=600, validation_alias="GEMINI_REST_TIMEOUT_S"
     )
@@ -236,6 +248,13 @@ class Settings(BaseSettings):
     @classmethod
     def _lower(cls, value: Any) -> Any:
         return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator("consent", mode="before")
+    @classmethod
+    def _consent(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return value.strip().lower() or None
+        return value
 
     @field_validator("gemini_api_key", "service_token")
     @classmethod

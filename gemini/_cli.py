@@ -4,7 +4,8 @@ Guards against the CLI failure modes measured in ENVIRONMENT.md: a `[Y/n]` login
 that hangs forever (NO_BROWSER=true, no DISPLAY, stdin closed), an API key picked up from a
 `.env` above its working directory (keys stripped, private empty cwd, checked), a relaunched
 child that SIGTERM misses (own session, the whole group is killed), and exit 0 with empty
-stdout after a kill (empty output is a failure).
+stdout after a kill (empty output is a failure). The answer's sources come from the run's own
+session record, which is then deleted (gemini/_session.py).
 """
 
 from __future__ import annotations
@@ -40,6 +41,18 @@ from ._errors import (
     GeminiUntrusted,
 )
 from ._models import GeminiAnswer, urls_in_text
+from ._session import (
+    RecordError,
+    RunRecord,
+    cite,
+    find_record,
+    gemini_dir,
+    project_dirs,
+    read_record,
+    remove_paths,
+    run_files,
+    valid_session_id,
+)
 
 log = structlog.get_logger("gemini.cli")
 
@@ -65,6 +78,15 @@ UNTRUSTED_HINT = "the CLI ignored --skip-trust: check its version (tested with 0
 MODEL_HINT = "set GEMINI_MODEL to a model your account can use, or unset it"
 UNAVAILABLE_HINT = "check the network and https://status.cloud.google.com, then retry"
 CLI_ERROR_HINT = "run the same `gemini -p ... -o json --skip-trust` by hand to see the full error"
+BAD_RESPONSE_HINT = (
+    "the Gemini API sent an answer the CLI could not read (a broken stream): retry; if it "
+    "persists, check the CLI version (tested with 0.61)"
+)
+RECORD_HINT = (
+    "the answer's sources come from the CLI's session record (tested with 0.61): check the "
+    "CLI version; meanwhile only URLs written in the answer are returned"
+)
+VERSION_TIMEOUT_S = 5.0
 
 # Child environment: variables removed (besides every *_API_KEY) and forced.
 _DROPPED_VARS = (  # besides every credential (`is_credential_name`)
@@ -131,6 +153,15 @@ CLI_ERROR_PATTERNS: tuple[tuple[str, re.Pattern[str], type[GeminiError]], ...] =
         GeminiModelError,
     ),
     (
+        "broken-stream",
+        re.compile(
+            r"Unterminated string in JSON|Unexpected (token|end of JSON|non-whitespace)|"
+            r"in JSON at position|incomplete json segment|Bad control character",
+            re.I,
+        ),
+        GeminiBadResponse,
+    ),
+    (
         "unavailable",
         re.compile(
             r"\b(500|502|503|504)\b|\bUNAVAILABLE\b|ECONNRESET|ECONNREFUSED|ENOTFOUND|ETIMEDOUT|"
@@ -147,6 +178,10 @@ _CODE_CLASSES: dict[int, type[GeminiError]] = {
     401: GeminiAuthError,
     403: GeminiAuthError,
     429: GeminiQuotaError,
+    500: GeminiUnavailable,
+    502: GeminiUnavailable,
+    503: GeminiUnavailable,
+    504: GeminiUnavailable,
 }
 _HINTS: dict[type[GeminiError], str] = {
     GeminiAuthError: AUTH_HINT,
@@ -154,6 +189,7 @@ _HINTS: dict[type[GeminiError], str] = {
     GeminiUntrusted: UNTRUSTED_HINT,
     GeminiModelError: MODEL_HINT,
     GeminiUnavailable: UNAVAILABLE_HINT,
+    GeminiBadResponse: BAD_RESPONSE_HINT,
 }
 _NOISE = re.compile(r"^(at |Warning: 256-color|Ripgrep is not available|\}|\{|exitCode)")
 
@@ -452,14 +488,25 @@ def _make(error_class: type[GeminiError], detail: str, run: CliRun) -> GeminiErr
     return error_class(message, hint=_HINTS.get(error_class), exit_code=run.exit_code)
 
 
+def _roles(entry: Any) -> set[str]:
+    roles = entry.get("roles") if isinstance(entry, dict) else None
+    return set(roles) if isinstance(roles, dict) else set()
+
+
 def _model_of(stats: Any) -> str | None:
+    """The model that answered: the one in role `main` (the last listed, after a fallback),
+    not the first key (the utility router's). Without roles: the first model listed."""
     models = stats.get("models") if isinstance(stats, dict) else None
-    return next(iter(models), None) if isinstance(models, dict) and models else None
+    if not isinstance(models, dict) or not models:
+        return None
+    main = [name for name, entry in models.items() if "main" in _roles(entry)]
+    return main[-1] if main else next(iter(models))
 
 
 def interpret(run: CliRun) -> GeminiAnswer:
-    """The answer in a successful run's JSON, or raise the matching GeminiError."""
-    payload = None if run.timed_out else first_json_object(run.stdout)
+    """The answer in a successful run's JSON (its `[n]` markers still unresolved), or raise
+    the matching GeminiError."""
+    payload = _payload(run)
     response = (payload or {}).get("response")
     ok = run.exit_code == 0 and not (payload or {}).get("error")
     if ok and isinstance(response, str) and response.strip():
@@ -476,6 +523,125 @@ def interpret(run: CliRun) -> GeminiAnswer:
     raise classify_failure(run, payload)
 
 
+def _payload(run: CliRun) -> dict[str, Any] | None:
+    return None if run.timed_out else first_json_object(run.stdout)
+
+
+def session_id_of(run: CliRun) -> str | None:
+    """The run's session id, from the answer on stdout or the error JSON on stderr."""
+    for payload in (_payload(run), first_json_object(run.stderr)):
+        found = valid_session_id((payload or {}).get("session_id"))
+        if found is not None:
+            return found
+    return None
+
+
+# --- the run's session record -----------------------------------------------------------
+
+_VERSION = re.compile(r"^\d+\.\d+\.\d+\S*$")
+_versions: dict[tuple[str, float], str] = {}
+
+
+def _packaged_version(binary: Path) -> str | None:
+    """The version in the npm package the binary belongs to (`.bin/gemini` is a link)."""
+    with contextlib.suppress(OSError):
+        for folder in list(binary.resolve().parents)[:4]:
+            with contextlib.suppress(OSError, ValueError):
+                package = json.loads((folder / "package.json").read_text(encoding="utf-8"))
+                if isinstance(package, dict) and package.get("name") == "@google/gemini-cli":
+                    return str(package.get("version"))
+    return None
+
+
+async def cli_version(binary: Path, env: Mapping[str, str], cwd: Path) -> str:
+    """The CLI's version, for a warning: its package.json, else `--version` (bounded, once
+    per binary)."""
+    try:
+        key = (str(binary), binary.stat().st_mtime)
+    except OSError:
+        return "unknown"
+    if key not in _versions:
+        found = _packaged_version(binary)
+        if found is None:
+            run = await run_cli(
+                [str(binary), "--version"], env=env, cwd=cwd, timeout_s=VERSION_TIMEOUT_S
+            )
+            line = run.stdout.strip().splitlines()[-1:] if run.exit_code == 0 else []
+            found = line[0] if line and _VERSION.match(line[0]) else "unknown"
+        _versions[key] = found
+    return _versions[key]
+
+
+def _tool_successes(stats: Any, name: str) -> int:
+    tools = stats.get("tools") if isinstance(stats, dict) else None
+    by_name = tools.get("byName") if isinstance(tools, dict) else None
+    entry = by_name.get(name) if isinstance(by_name, dict) else None
+    count = entry.get("success") if isinstance(entry, dict) else None
+    return count if isinstance(count, int) else 0
+
+
+def _read_run_record(home: Path, workdir: Path, session_id: str | None, stats: Any) -> RunRecord:
+    if session_id is None:
+        raise RecordError("the CLI's JSON answer has no session_id")
+    found = find_record(home, workdir, session_id)
+    if found is None:
+        raise RecordError(f"no session record for {session_id[:8]} under {home / 'tmp'}")
+    record = read_record(found[1], session_id)
+    if len(record.searches) < _tool_successes(stats, "google_web_search"):
+        raise RecordError(f"{found[1].name} holds fewer search outputs than the CLI ran")
+    return record
+
+
+async def with_sources(
+    answer: GeminiAnswer,
+    run: CliRun,
+    *,
+    binary: Path,
+    env: Mapping[str, str],
+    workdir: Path,
+) -> GeminiAnswer:
+    """The answer with its `[n]` markers resolved to the run's search sources (and the
+    model of its last main turn). The record unreadable: URLs in the text, one warning."""
+    stats = (_payload(run) or {}).get("stats")
+    try:
+        record = _read_run_record(gemini_dir(dict(env)), workdir, session_id_of(run), stats)
+    except Exception as exc:  # never fail the answer for its sources
+        version = await cli_version(binary, env, workdir)
+        reason = str(exc) if isinstance(exc, RecordError) else type(exc).__name__
+        log.warning(
+            "gemini.cli.sources_unread", reason=reason, cli_version=version, hint=RECORD_HINT
+        )
+        text, sources = cite(answer.text, ())
+        return answer.model_copy(update={"text": text, "sources": sources})
+    text, sources = cite(answer.text, record.searches)
+    update = {"text": text, "sources": sources, "search_queries": list(record.queries)}
+    return answer.model_copy(update={**update, "model": record.model or answer.model})
+
+
+_ERROR_REPORT = re.compile(r"Full report available at: (\S+/gemini-client-error-[\w.:-]+\.json)")
+
+
+def _error_reports(run: CliRun, env: Mapping[str, str]) -> list[Path]:
+    """The error reports the CLI wrote to its temp folder (they hold the whole request)."""
+    tmp = Path(env.get("TMPDIR") or tempfile.gettempdir()).resolve()
+    reports = (Path(match) for match in _ERROR_REPORT.findall(run.stderr))
+    return [path for path in reports if path.parent.resolve() == tmp]
+
+
+def forget_run(run: CliRun, *, env: Mapping[str, str], workdir: Path) -> int:
+    """Delete what the CLI kept of this run (record, logs, error reports); how many went."""
+    home, session_id = gemini_dir(dict(env)), session_id_of(run)
+    paths = _error_reports(run, env)
+    if session_id is not None:
+        found = find_record(home, workdir, session_id)
+        project = found[0] if found else next(project_dirs(home, workdir), None)
+        if project is not None:
+            paths += run_files(project, found[1] if found else None, session_id)
+    removed = remove_paths(paths)
+    log.debug("gemini.cli.run_forgotten", files=len(removed))
+    return len(removed)
+
+
 # --- the entry point --------------------------------------------------------------------
 
 
@@ -486,8 +652,7 @@ def check_query(query: str) -> str:
     return query
 
 
-async def _spawn(argv: list[str], settings: Settings) -> CliRun:
-    env, cwd = child_env(settings), private_workdir()
+async def _spawn(argv: list[str], settings: Settings, env: Mapping[str, str], cwd: Path) -> CliRun:
     try:
         return await run_cli(argv, env=env, cwd=cwd, timeout_s=settings.gemini_timeout_s)
     except (FileNotFoundError, PermissionError) as exc:
@@ -505,7 +670,8 @@ async def ask_cli(query: str, settings: Settings) -> GeminiAnswer:
     if binary is None:
         where = settings.gemini_cli or "PATH or ~/.local/bin"
         raise GeminiCliMissing(f"no gemini executable found ({where})", hint=INSTALL_HINT)
-    run = await _spawn(build_argv(binary, query, settings.gemini_model), settings)
+    env, cwd = child_env(settings), private_workdir()
+    run = await _spawn(build_argv(binary, query, settings.gemini_model), settings, env, cwd)
     log.debug(
         "gemini.cli.exited",
         exit_code=run.exit_code,
@@ -514,4 +680,16 @@ async def ask_cli(query: str, settings: Settings) -> GeminiAnswer:
         stdout_chars=len(run.stdout),
         stderr_chars=len(run.stderr),
     )
-    return interpret(run)
+    try:
+        answer = interpret(run)
+        return await with_sources(answer, run, binary=binary, env=env, workdir=cwd)
+    finally:
+        if not settings.gemini_keep_sessions:
+            _forget_quietly(run, env, cwd)
+
+
+def _forget_quietly(run: CliRun, env: Mapping[str, str], cwd: Path) -> None:
+    try:
+        forget_run(run, env=env, workdir=cwd)
+    except Exception as exc:  # cleaning up must never cost the answer
+        log.warning("gemini.cli.forget_failed", error_type=type(exc).__name__)

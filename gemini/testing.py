@@ -2,7 +2,10 @@
 
 `write_fake_gemini` writes an executable `gemini` that records how it was started (argv,
 environment, cwd, process group) and replays a canned behaviour, including a hang with a
-child process to prove the whole group is killed. `FakeGeminiApi` is a loopback HTTP server
+child process to prove the whole group is killed. Like the real CLI (0.61) it prints
+`{"session_id", "response", "stats"}` with `[n]` markers in the response and writes the
+run's session record (where the URLs are) under `~/.gemini/tmp/<cwd name>/chats/`; it
+never touches the user's `projects.json`. `FakeGeminiApi` is a loopback HTTP server
 standing in for generateContent, with scripted replies per model and recorded requests.
 """
 
@@ -21,12 +24,27 @@ from typing import Any
 from urllib.parse import unquote
 
 CALLS_FILE = "gemini-calls.jsonl"
+FAKE_VERSION = "0.61.0-fake"  # what the fake prints for `gemini --version`
+SESSION_ID = "@SESSION_ID@"  # replaced by a fresh UUID on each run of the fake
+QUERY = "@QUERY@"  # replaced by the prompt the fake was given
+ROUTER_MODEL, MAIN_MODEL, SEARCH_MODEL = (
+    "gemini-3.5-flash-lite",
+    "gemini-3.8-flash",
+    "gemini-3-flash",
+)
 
 CLI_ANSWER = (
     "The sky looks blue because air molecules scatter short (blue) wavelengths of sunlight "
-    "much more than long ones: Rayleigh scattering. See "
-    "https://en.wikipedia.org/wiki/Rayleigh_scattering and "
-    "(https://www.britannica.com/science/Rayleigh-scattering)."
+    "much more than long ones: Rayleigh scattering [1][2]."
+)
+CLI_SOURCES = (
+    ("en.wikipedia.org", "https://en.wikipedia.org/wiki/Rayleigh_scattering"),
+    ("britannica.com", "https://www.britannica.com/science/Rayleigh-scattering"),
+)
+# An answer whose record is gone: its markers cannot be resolved, its one URL can.
+CLI_ANSWER_WITH_URL = (
+    "Rayleigh scattering makes the sky blue [1][2]. See "
+    "https://en.wikipedia.org/wiki/Rayleigh_scattering."
 )
 AUTH_TEXT = (
     "Warning: 256-color support not detected. Using a terminal with at least 256-color "
@@ -46,27 +64,125 @@ QUOTA_TEXT = (
 
 @dataclass(frozen=True)
 class FakeBehaviour:
-    """What the fake CLI does: print these, exit with this code, or hang (with a child)."""
+    """What the fake CLI does: print these, exit with this code, or hang (with a child), and
+    write `session` as its session record (JSON lines; SESSION_ID and QUERY filled in)."""
 
     stdout: str = ""
     stderr: str = ""
     exit_code: int = 0
     hang: bool = False
+    session: tuple[dict[str, Any], ...] | None = None
 
 
 def _json(value: Any) -> str:
     return json.dumps(value, indent=2) + "\n"
 
 
-BEHAVIOURS: dict[str, FakeBehaviour] = {
-    "success": FakeBehaviour(
-        stdout=_json(
+def _role_stats(role: str, requests: int) -> dict[str, Any]:
+    api = {"totalRequests": requests, "totalErrors": 0, "totalLatencyMs": 40 * requests}
+    tokens = {"input": 20, "prompt": 20, "candidates": 10, "total": 30, "cached": 0}
+    return {"api": {**api, "errorsByType": {}}, "tokens": tokens, "roles": {role: api}}
+
+
+def cli_stats(searches: int = 1, main_model: str = MAIN_MODEL) -> dict[str, Any]:
+    """`stats` as 0.61 prints it: the router first, then the main model, then the search's."""
+    models = {ROUTER_MODEL: _role_stats("utility_router", 1), main_model: _role_stats("main", 2)}
+    if searches:
+        models[SEARCH_MODEL] = _role_stats("utility_tool", searches)
+    by_name = {"google_web_search": {"count": searches, "success": searches, "fail": 0}}
+    return {
+        "models": models,
+        "tools": {"totalCalls": searches, "totalSuccess": searches, "byName": by_name},
+        "files": {"totalLinesAdded": 0, "totalLinesRemoved": 0},
+    }
+
+
+def cli_output(response: str, searches: int = 1, main_model: str = MAIN_MODEL) -> str:
+    """What `gemini -p ... -o json` prints on success."""
+    stats = cli_stats(searches, main_model)
+    return _json({"session_id": SESSION_ID, "response": response, "stats": stats})
+
+
+def search_output(sources: tuple[tuple[str, str], ...], query: str = QUERY) -> str:
+    """The `google_web_search` tool's output, as the CLI builds it from groundingMetadata."""
+    listed = "\n".join(f"[{n}] {title} ({url})" for n, (title, url) in enumerate(sources, 1))
+    summary = "Air scatters short wavelengths most.[1][2]"
+    return f'Web search results for "{query}":\n\n{summary}\n\nSources:\n{listed}'
+
+
+def _turn(message_id: str, model: str, content: str, **extra: Any) -> dict[str, Any]:
+    stamp = "2026-12-01T09:42:00.000Z"
+    tokens = {"input": 10, "output": 5, "cached": 0, "thoughts": 0, "tool": 0, "total": 15}
+    return {
+        "id": message_id,
+        "timestamp": stamp,
+        "type": "gemini",
+        "content": content,
+        "thoughts": [],
+        "tokens": tokens,
+        "model": model,
+        **extra,
+    }
+
+
+def session_record(
+    response: str,
+    searches: tuple[tuple[tuple[str, str], ...], ...] = (CLI_SOURCES,),
+    model: str = MAIN_MODEL,
+) -> tuple[dict[str, Any], ...]:
+    """A session record in 0.61's shape: metadata, the question, a turn per search (written
+    twice, the second time with its tool call and result), the tool results, the answer."""
+    stamp = "2026-12-01T09:42:00.000Z"
+    head = {
+        "sessionId": SESSION_ID,
+        "projectHash": "0" * 64,
+        "startTime": stamp,
+        "lastUpdated": stamp,
+        "kind": "main",
+    }
+    records: list[dict[str, Any]] = [
+        head,
+        {"id": "u0", "timestamp": stamp, "type": "user", "content": [{"text": QUERY}]},
+        {"$set": {"lastUpdated": stamp}},
+    ]
+    for n, sources in enumerate(searches):
+        call_id = f"google_web_search__google_web_search_{n}"
+        reply = {
+            "id": call_id,
+            "name": "google_web_search",
+            "response": {"output": search_output(sources)},
+        }
+        call = {
+            "id": call_id,
+            "name": "google_web_search",
+            "args": {"query": QUERY},
+            "result": [{"functionResponse": reply}],
+            "status": "success",
+        }
+        records += [
+            _turn(f"g{n}", model, ""),
+            _turn(f"g{n}", model, "", toolCalls=[call]),
             {
-                "session_id": "fake-session",
-                "response": CLI_ANSWER,
-                "stats": {"models": {"gemini-2.5-flash": {"api": {"totalRequests": 1}}}},
-            }
-        )
+                "id": f"r{n}",
+                "timestamp": stamp,
+                "type": "user",
+                "content": [{"functionResponse": reply}],
+            },
+        ]
+    return (*records, _turn("answer", model, response), {"$set": {"lastUpdated": stamp}})
+
+
+BEHAVIOURS: dict[str, FakeBehaviour] = {
+    "success": FakeBehaviour(stdout=cli_output(CLI_ANSWER), session=session_record(CLI_ANSWER)),
+    # The CLI answered but kept no record (an older or newer CLI, a full disk).
+    "no-record": FakeBehaviour(stdout=cli_output(CLI_ANSWER_WITH_URL)),
+    # A record this code cannot read: turns of a type it does not know.
+    "changed-record": FakeBehaviour(
+        stdout=cli_output(CLI_ANSWER_WITH_URL),
+        session=tuple(
+            {**r, "type": "model"} if r.get("type") == "gemini" else r
+            for r in session_record(CLI_ANSWER_WITH_URL)
+        ),
     ),
     "error-json": FakeBehaviour(
         exit_code=1,
@@ -98,10 +214,36 @@ BEHAVIOURS: dict[str, FakeBehaviour] = {
 
 _SCRIPT = '''#!{python}
 """Fake `gemini` written by gemini.testing.write_fake_gemini: records its start, replays."""
-import json, os, signal, subprocess, sys, time
+import json, os, signal, subprocess, sys, time, uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BEHAVIOUR = json.loads({behaviour!r})
+if sys.argv[1:] == ["--version"]:
+    print({version!r})
+    sys.exit(0)
+SESSION = str(uuid.uuid4())
+ARGS = sys.argv[1:]
+QUERY = ARGS[ARGS.index("-p") + 1] if "-p" in ARGS[:-1] else next(
+    (a[len("--prompt="):] for a in ARGS if a.startswith("--prompt=")), "")
+
+
+def fill(value):
+    if isinstance(value, dict):
+        return {{k: fill(v) for k, v in value.items()}}
+    if isinstance(value, list):
+        return [fill(v) for v in value]
+    if isinstance(value, str):
+        return value.replace({session_mark!r}, SESSION).replace({query_mark!r}, QUERY)
+    return value
+
+
+def write_session(records):
+    home = os.environ.get("GEMINI_CLI_HOME") or os.path.expanduser("~")
+    chats = os.path.join(home, ".gemini", "tmp", os.path.basename(os.getcwd()), "chats")
+    os.makedirs(chats, exist_ok=True)
+    name = "session-" + time.strftime("%Y-%m-%dT%H-%M") + "-" + SESSION[:8] + ".jsonl"
+    with open(os.path.join(chats, name), "w", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(fill(r)) + "\\n" for r in records)
 
 
 def stdin_is_devnull():
@@ -121,9 +263,11 @@ if BEHAVIOUR["hang"]:
     record["child_pid"] = child.pid
 with open(os.path.join(HERE, {calls!r}), "a", encoding="utf-8") as fh:
     fh.write(json.dumps(record) + "\\n")
-sys.stdout.write(BEHAVIOUR["stdout"])
+if BEHAVIOUR["session"] is not None:
+    write_session(BEHAVIOUR["session"])
+sys.stdout.write(fill(BEHAVIOUR["stdout"]))
 sys.stdout.flush()
-sys.stderr.write(BEHAVIOUR["stderr"])
+sys.stderr.write(fill(BEHAVIOUR["stderr"]))
 sys.stderr.flush()
 while BEHAVIOUR["hang"]:
     time.sleep(3600)
@@ -134,19 +278,33 @@ sys.exit(BEHAVIOUR["exit_code"])
 def write_fake_gemini(directory: Path | str, behaviour: str | FakeBehaviour = "success") -> Path:
     """Write an executable `gemini` into `directory` that replays `behaviour`.
 
-    Each run appends a JSON line to `directory/gemini-calls.jsonl` (see `fake_calls`). The
-    shebang is this Python's absolute path, so it works on a narrowed PATH.
+    Each run appends a JSON line to `directory/gemini-calls.jsonl` (see `fake_calls`);
+    `--version` prints FAKE_VERSION and is not recorded. The shebang is this Python's
+    absolute path, so it works on a narrowed PATH.
     """
     spec = BEHAVIOURS[behaviour] if isinstance(behaviour, str) else behaviour
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "gemini"
     path.write_text(
-        _SCRIPT.format(python=sys.executable, behaviour=json.dumps(asdict(spec)), calls=CALLS_FILE),
+        _SCRIPT.format(
+            python=sys.executable,
+            behaviour=json.dumps(asdict(spec)),
+            calls=CALLS_FILE,
+            version=FAKE_VERSION,
+            session_mark=SESSION_ID,
+            query_mark=QUERY,
+        ),
         encoding="utf-8",
     )
     path.chmod(0o755)
     return path
+
+
+def session_files(home: Path | str) -> list[Path]:
+    """Every session record (and session log) under `home`'s `.gemini/tmp`, sorted."""
+    tmp = Path(home) / ".gemini" / "tmp"
+    return sorted(p for p in tmp.glob("*/*/session-*") if p.parent.name in ("chats", "logs"))
 
 
 def fake_calls(directory: Path | str) -> list[dict[str, Any]]:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import os
 import stat
 import tempfile
@@ -14,11 +16,22 @@ import pytest
 from structlog.testing import capture_logs
 
 import gemini
-from browser_core import Settings, ToolExecutionResult, build_settings
+from browser_core import Settings, ToolExecutionResult, build_settings, parse_envelope
 from gemini import _cli
 from gemini._cli import CLI_ERROR_PATTERNS, PROJECT_ROOT, build_argv, find_gemini_binary
 from gemini._sync import run_sync
-from gemini.testing import CLI_ANSWER, FakeBehaviour, fake_calls, write_fake_gemini
+from gemini.testing import (
+    CLI_ANSWER,
+    FAKE_VERSION,
+    MAIN_MODEL,
+    SESSION_ID,
+    FakeBehaviour,
+    cli_output,
+    fake_calls,
+    session_files,
+    session_record,
+    write_fake_gemini,
+)
 
 QUERY = "why is the sky blue?"
 
@@ -232,16 +245,19 @@ def test_oauth_ready_looks_in_home_or_gemini_cli_home(
 # --- outcomes -------------------------------------------------------------------------------
 
 
-def test_success_parses_response_model_and_url_sources(bin_dir: Path) -> None:
+def test_success_takes_the_sources_from_the_runs_session_record_and_the_main_model(
+    bin_dir: Path,
+) -> None:
     fake(bin_dir)
     answer = ask(settings_for())
-    assert answer.text == CLI_ANSWER
-    assert answer.auth == "oauth" and answer.model == "gemini-2.5-flash"
-    assert [s.url for s in answer.sources] == [
-        "https://en.wikipedia.org/wiki/Rayleigh_scattering",
-        "https://www.britannica.com/science/Rayleigh-scattering",
+    assert answer.text == CLI_ANSWER  # its [1][2] now name the two sources below
+    assert answer.auth == "oauth"
+    assert answer.model == MAIN_MODEL  # the model in role main, not the router listed first
+    assert [(s.title, s.url) for s in answer.sources] == [
+        ("en.wikipedia.org", "https://en.wikipedia.org/wiki/Rayleigh_scattering"),
+        ("britannica.com", "https://www.britannica.com/science/Rayleigh-scattering"),
     ]
-    assert answer.sources[0].title == "en.wikipedia.org"
+    assert answer.search_queries == [QUERY]
 
 
 @pytest.mark.parametrize(
@@ -303,6 +319,9 @@ PATTERN_SAMPLES = {
     "(Status: RESOURCE_EXHAUSTED)]",
     "untrusted-folder": "Refusing to run tools in an untrusted folder: /srv/x",
     "model-not-found": "[API Error: model gemini-9-ultra is not found for API version v1beta]",
+    "broken-stream": "Error when talking to Gemini API Full report available at: "
+    "/tmp/gemini-client-error-Turn.run-sendMessageStream.json SyntaxError: Unterminated "
+    "string in JSON at position 43",
     "unavailable": "[API Error: The service is currently overloaded. (Status: UNAVAILABLE)]",
 }
 
@@ -380,8 +399,11 @@ def test_cli_search_returns_the_envelope_on_success(bin_dir: Path) -> None:
     assert result.success and result.provider == "gemini-cli" and result.action == "search"
     assert result.query == QUERY
     assert "UNTRUSTED_WEB_EXTRACT" in result.reply_text and "Rayleigh" in result.reply_text
-    assert result.data == {"search_queries": [], "model": "gemini-2.5-flash"}
+    assert result.data == {"search_queries": [QUERY], "model": MAIN_MODEL}
     assert len(result.sources) == 2
+    envelope = parse_envelope(result.reply_text)
+    assert envelope.header["sources"].split(" | ") == [s.url for s in result.sources]
+    assert "Sources:\n[1] en.wikipedia.org - https://en.wikipedia.org/" in envelope.body
 
 
 @pytest.mark.parametrize(
@@ -442,3 +464,121 @@ def test_a_login_prompt_with_exit_0_and_empty_stdout_is_gemini_auth(bin_dir: Pat
     prompt = "Opening authentication page in your browser. Do you want to continue? [Y/n]: "
     fake(bin_dir, FakeBehaviour(stderr=prompt, exit_code=0))
     assert failure(settings_for()).kind == "gemini-auth"
+
+
+# --- the run's session record: sources, and nothing left behind ---------------------------
+
+FAILED_WITH_RECORD = FakeBehaviour(
+    exit_code=173,  # 429 % 256: the real CLI exits with its error code
+    stderr=(
+        '{\n  "session_id": "' + SESSION_ID + '",\n  "error": {"type": "Error", "message": '
+        '"You have exhausted your daily quota on this model.", "code": 429}\n}\n'
+    ),
+    session=session_record(CLI_ANSWER)[:3],  # metadata and the question: no answer came
+)
+
+
+def home_of(bin_dir: Path) -> Path:
+    return bin_dir.parent / "home"
+
+
+@pytest.mark.parametrize("behaviour", ["success", FAILED_WITH_RECORD])
+def test_the_runs_session_record_is_deleted_once_read(bin_dir: Path, behaviour: Any) -> None:
+    fake(bin_dir, behaviour)
+    home = home_of(bin_dir)
+    before = session_files(home)
+    with contextlib.suppress(gemini.GeminiError):
+        ask(settings_for())
+    assert before == [] and session_files(home) == []
+    assert fake_calls(bin_dir)  # the fake ran (and wrote its record) ...
+    assert (home / ".gemini" / "tmp" / "cwd" / "chats").is_dir()  # ... where the CLI does
+
+
+def test_gemini_keep_sessions_true_keeps_the_record(
+    bin_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake(bin_dir)
+    monkeypatch.setenv("GEMINI_KEEP_SESSIONS", "true")
+    settings = build_settings()
+    assert settings.gemini_keep_sessions is True
+    answer = ask(settings)
+    (kept,) = session_files(home_of(bin_dir))
+    assert CLI_ANSWER in kept.read_text(encoding="utf-8")
+    assert len(answer.sources) == 2
+
+
+def test_the_record_is_found_and_deleted_in_a_seeded_login_folder(
+    tmp_path: Path, bin_dir: Path
+) -> None:
+    fake(bin_dir)
+    seeded = _seed(tmp_path / "gemini-oauth")  # linked in as GEMINI_CLI_HOME/.gemini
+    answer = ask(settings_for(gemini_oauth_dir=str(seeded)))
+    assert len(answer.sources) == 2
+    assert (seeded / "tmp" / "cwd" / "chats").is_dir()
+    assert list((seeded / "tmp").glob("*/chats/*")) == []
+    assert (seeded / "oauth_creds.json").is_file()  # the login itself is left alone
+
+
+def test_other_runs_records_are_left_alone(bin_dir: Path) -> None:
+    fake(bin_dir)
+    chats = home_of(bin_dir) / ".gemini" / "tmp" / "cwd" / "chats"
+    chats.mkdir(parents=True)
+    other = chats / "session-2026-11-30T08-00-0a1b2c3d.jsonl"
+    other.write_text('{"sessionId": "0a1b2c3d-0000-4000-8000-000000000000"}\n')
+    ask(settings_for())
+    assert session_files(home_of(bin_dir)) == [other]
+
+
+@pytest.mark.parametrize("behaviour", ["no-record", "changed-record"])
+def test_an_unreadable_record_falls_back_to_urls_in_the_text_with_one_warning(
+    bin_dir: Path, behaviour: str
+) -> None:
+    fake(bin_dir, behaviour)
+    with capture_logs() as logs:
+        answer = ask(settings_for())
+    assert answer.text == (
+        "Rayleigh scattering makes the sky blue. See "
+        "https://en.wikipedia.org/wiki/Rayleigh_scattering."
+    )  # the markers named nothing the brain could cite: gone
+    assert [s.url for s in answer.sources] == ["https://en.wikipedia.org/wiki/Rayleigh_scattering"]
+    assert answer.model == MAIN_MODEL
+    (warning,) = [e for e in logs if e["log_level"] == "warning"]
+    assert warning["event"] == "gemini.cli.sources_unread"
+    assert warning["cli_version"] == FAKE_VERSION and "0.61" in warning["hint"]
+    assert session_files(home_of(bin_dir)) == []
+
+
+def test_markers_that_name_no_source_are_removed(bin_dir: Path) -> None:
+    response = "Blue light scatters most [1][3]. Nobody knows why [4]."
+    fake(bin_dir, FakeBehaviour(stdout=cli_output(response), session=session_record(response)))
+    answer = ask(settings_for())
+    assert answer.text == "Blue light scatters most [1]. Nobody knows why."
+    assert len(answer.sources) == 2
+
+
+def test_the_model_is_the_one_of_the_last_main_turn_when_several_served_as_main(
+    bin_dir: Path,
+) -> None:
+    """Flash answered after pro, tried last, failed: both are in role main in the stats;
+    the record's last turn says which one answered."""
+    payload = json.loads(cli_output(CLI_ANSWER))
+    payload["stats"]["models"]["gemini-3.1-pro-preview"] = payload["stats"]["models"][MAIN_MODEL]
+    fake(bin_dir, FakeBehaviour(stdout=json.dumps(payload), session=session_record(CLI_ANSWER)))
+    assert ask(settings_for()).model == MAIN_MODEL
+    assert _cli._model_of(payload["stats"]) == "gemini-3.1-pro-preview"  # stats alone: last
+
+
+def test_the_cli_error_report_in_the_temp_folder_is_deleted(bin_dir: Path) -> None:
+    report = Path(tempfile.gettempdir()) / "gemini-client-error-Turn.run-2026-12-01.json"
+    report.write_text('{"error": "..."}')
+    elsewhere = bin_dir.parent / "gemini-client-error-Turn.run-2026-12-01.json"
+    elsewhere.write_text("{}")
+    stderr = "".join(
+        f"Error when talking to Gemini API Full report available at: {path} SyntaxError: "
+        "Unterminated string in JSON at position 43\n"
+        for path in (report, elsewhere)
+    )
+    fake(bin_dir, FakeBehaviour(stderr=stderr, exit_code=1))
+    assert failure(settings_for()).kind == "gemini-bad-response"
+    assert not report.exists()
+    assert elsewhere.exists()  # not the CLI's temp folder: not ours to remove
