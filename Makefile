@@ -9,7 +9,8 @@ GEMINI_CLI_VERSION := 0.61.0
 export PYTHONDONTWRITEBYTECODE := 1
 
 .PHONY: help setup system venv tools demo serve test check lint typecheck format bench bench-extract \
-        soak debug record update-recordings chrome doctor constraints clean
+        soak debug record update-recordings chrome doctor constraints clean \
+        image base-image image-test
 
 help:
 	@echo "make demo    set up and run a search + page read on a local broadcast Chrome (offline)"
@@ -107,3 +108,36 @@ constraints: venv
 
 clean:
 	rm -rf .venv .tools test-results build *.egg-info
+
+# -- the container image (README "Container") --------------------------------------------------
+# docker when its daemon answers, else podman (with --format docker, which keeps HEALTHCHECK).
+# The build trusts this machine's CA bundle (a build secret, never in a layer), for proxies
+# that intercept TLS; CA_BUNDLE= builds without one.
+IMAGE ?= stream-browser
+BASE_IMAGE ?= docker.io/library/debian:trixie-slim
+CA_BUNDLE ?= $(wildcard /etc/ssl/certs/ca-certificates.crt)
+ENGINE ?= $(shell if docker info >/dev/null 2>&1; then echo docker; \
+                  elif command -v podman >/dev/null; then echo podman; fi)
+NO_ENGINE := echo "no container engine: install docker or podman (apt-get install podman)"; exit 2
+
+image:
+	@engine="$(ENGINE)"; [ -n "$$engine" ] || { $(NO_ENGINE); }; \
+	$$engine image inspect $(BASE_IMAGE) >/dev/null 2>&1 \
+	  || echo "$(BASE_IMAGE) is not here: the build pulls it (no registry? run make base-image)"; \
+	format=""; [ "$$engine" = podman ] && format="--format docker"; \
+	secret=""; [ -n "$(CA_BUNDLE)" ] && secret="--secret id=ca_bundle,src=$(CA_BUNDLE)"; \
+	[ "$$engine" = docker ] && export DOCKER_BUILDKIT=1; \
+	$$engine build $$format $$secret --build-arg BASE_IMAGE=$(BASE_IMAGE) \
+	  -f deploy/Dockerfile -t $(IMAGE) . \
+	  && $$engine image inspect --format '$(IMAGE): {{.Size}} bytes' $(IMAGE)
+
+# The base from Debian's own packages (debootstrap, this machine's apt mirror), for machines
+# that reach no container registry.
+base-image:
+	@engine="$(ENGINE)"; [ -n "$$engine" ] || { $(NO_ENGINE); }; \
+	command -v debootstrap >/dev/null || $(SUDO) apt-get install -y -qq debootstrap >/dev/null; \
+	$(SUDO) deploy/base-image.sh "$$engine" $(BASE_IMAGE)
+
+# Runs the built image as its users do (minutes; not part of `make test`): see README.
+image-test: venv
+	@ENGINE="$(ENGINE)" IMAGE="$(IMAGE)" $(PY) -m pytest -q scripts/image_test.py $(ARGS)

@@ -1,17 +1,26 @@
 """Deployment files: the container entrypoint's logic (run for real with a stand-in
-`stream-browser`), and the systemd unit and Dockerfile keeping what the service needs.
+`stream-browser`), its health check, and the systemd unit, Dockerfile and compose file
+keeping what the service needs.
 
-No Docker engine here: the Dockerfile is checked as text, the entrypoint is executed.
+The image itself is built and run by `make image-test` (scripts/image_test.py, minutes);
+here the Dockerfile is checked as text and the entrypoint is executed.
 """
 
 from __future__ import annotations
 
 import configparser
+import json
 import os
+import re
+import socket
 import subprocess
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from browser_core.testing import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 ENTRYPOINT = ROOT / "deploy" / "entrypoint.sh"
@@ -22,14 +31,19 @@ def _entrypoint(
 ) -> subprocess.CompletedProcess[str]:
     fake = tmp_path / "bin" / "stream-browser"
     fake.parent.mkdir(exist_ok=True)
-    fake.write_text(f'#!/bin/sh\necho "$@" >> {tmp_path}/calls\n')
+    seen = 'echo "SB_CHROME_BINARY=${SB_CHROME_BINARY:-} DISPLAY=${DISPLAY:-}"'
+    fake.write_text(f'#!/bin/sh\necho "$@" >> {tmp_path}/calls\n{seen} >> {tmp_path}/env\n')
     fake.chmod(0o755)
     base = {
-        "PATH": os.environ["PATH"],
+        "PATH": f"{tmp_path / 'stand-ins'}:{os.environ['PATH']}",
         "HOME": str(tmp_path / "home"),
         "SB_APP_DIR": str(tmp_path / "app"),
         "SB_BIN": str(fake),
+        "SB_PORT_FILE": str(tmp_path / "service-port"),
         "SB_ENTRYPOINT_DRY_RUN": "1" if dry_run else "",
+        # A display and a CDP port of the test's own: no Xvfb started, no host Chrome seen.
+        "DISPLAY": ":99",
+        "CDP_PORT": str(free_port()),
     }
     return subprocess.run(
         ["sh", str(ENTRYPOINT), *args],
@@ -89,12 +103,143 @@ def test_listening_beyond_loopback_without_a_token_is_pointed_out(tmp_path: Path
     assert "SB_SERVICE_TOKEN" not in quiet.stderr
 
 
+def _stand_in(tmp_path: Path, name: str, script: str) -> None:
+    """A command the entrypoint runs (`unshare`, `id`), first on its PATH."""
+    path = tmp_path / "stand-ins" / name
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(f"#!/bin/sh\n{script}\n")
+    path.chmod(0o755)
+
+
+def _as_user(tmp_path: Path, *, user_namespaces: bool) -> None:
+    _stand_in(tmp_path, "id", "echo 10001")
+    _stand_in(tmp_path, "unshare", "exit 0" if user_namespaces else "echo refused >&2; exit 1")
+
+
 def test_for_real_it_starts_chrome_then_execs_the_service_with_the_arguments(
     tmp_path: Path,
 ) -> None:
+    _as_user(tmp_path, user_namespaces=True)
     result = _entrypoint(tmp_path, "--port", "9000", dry_run=False, GEMINI_AUTH="apikey")
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "calls").read_text().splitlines() == ["chrome", "serve --port 9000"]
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "port"),
+    [((), {}, "8765"), ((), {"SB_SERVICE_PORT": "9100"}, "9100"),
+     (("--port", "9000"), {"SB_SERVICE_PORT": "9100"}, "9000"), (("--port=9001",), {}, "9001")],
+)  # fmt: skip
+def test_the_health_check_is_told_the_port_serve_listens_on(
+    tmp_path: Path, args: tuple[str, ...], env: dict[str, str], port: str
+) -> None:
+    _as_user(tmp_path, user_namespaces=True)
+    env = {"SB_SERVICE_PORT": "", **env} if "SB_SERVICE_PORT" in env else env
+    result = _entrypoint(tmp_path, *args, dry_run=False, GEMINI_AUTH="apikey", **env)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "service-port").read_text().strip() == port
+
+
+def test_with_user_namespaces_chrome_keeps_its_own_sandbox(tmp_path: Path) -> None:
+    _as_user(tmp_path, user_namespaces=True)
+    result = _entrypoint(tmp_path, dry_run=False, GEMINI_AUTH="apikey")
+    assert result.returncode == 0, result.stderr
+    assert "sandbox" not in result.stderr
+    assert (tmp_path / "env").read_text().startswith("SB_CHROME_BINARY= ")
+
+
+def test_without_user_namespaces_chrome_runs_unsandboxed_and_the_log_says_how_to_fix_it(
+    tmp_path: Path,
+) -> None:
+    _as_user(tmp_path, user_namespaces=False)
+    result = _entrypoint(
+        tmp_path, dry_run=False, GEMINI_AUTH="apikey", SB_NO_SANDBOX_CHROME="/x/no-sandbox"
+    )
+    assert result.returncode == 0, result.stderr
+    assert "Chrome's sandbox is unavailable" in result.stderr
+    assert "--security-opt seccomp=" in result.stderr and "docs/service.md" in result.stderr
+    assert (tmp_path / "env").read_text().startswith("SB_CHROME_BINARY=/x/no-sandbox ")
+
+
+def test_as_root_the_log_says_chrome_has_no_sandbox(tmp_path: Path) -> None:
+    _stand_in(tmp_path, "id", "echo 0")
+    result = _entrypoint(tmp_path, dry_run=False, GEMINI_AUTH="apikey")
+    assert result.returncode == 0, result.stderr
+    assert "running as root, so Chrome runs with --no-sandbox" in result.stderr
+
+
+@pytest.fixture
+def taken_port() -> Iterator[int]:
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(4)
+        yield listener.getsockname()[1]
+
+
+def test_a_cdp_port_already_answering_before_chrome_starts_is_refused(
+    tmp_path: Path, taken_port: int
+) -> None:
+    _as_user(tmp_path, user_namespaces=True)
+    result = _entrypoint(tmp_path, dry_run=False, GEMINI_AUTH="apikey", CDP_PORT=str(taken_port))
+    assert result.returncode == 2
+    assert f"something already listens on 127.0.0.1:{taken_port} (CDP_PORT)" in result.stderr
+    assert "--network=host" in result.stderr and "CDP_PORT=<a free port>" in result.stderr
+    assert not (tmp_path / "calls").exists()  # neither Chrome nor the service was started
+
+
+def test_a_remote_cdp_endpoint_is_not_mistaken_for_a_host_chrome(
+    tmp_path: Path, taken_port: int
+) -> None:
+    _as_user(tmp_path, user_namespaces=True)
+    result = _entrypoint(
+        tmp_path,
+        dry_run=False,
+        GEMINI_AUTH="apikey",
+        CDP_PORT=str(taken_port),
+        CDP_URL=f"http://127.0.0.1:{taken_port}",
+    )
+    assert result.returncode == 0, result.stderr
+
+
+def test_without_a_display_it_starts_xvfb_on_a_display_free_here_and_on_the_host(
+    tmp_path: Path,
+) -> None:
+    result = _entrypoint(tmp_path, GEMINI_AUTH="apikey", DISPLAY="", SB_WINDOW_SIZE="1920,1080")
+    assert "would run: Xvfb -displayfd 3 -screen 0 1920x1080x24" in result.stdout
+
+
+def _healthcheck(tmp_path: Path, port: int) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "service-port").write_text(f"{port}\n")
+    return subprocess.run(
+        [sys.executable, str(ROOT / "deploy" / "healthcheck.py")],
+        env={**os.environ, "SB_PORT_FILE": str(tmp_path / "service-port"), "SB_SERVICE_PORT": "1"},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+
+
+def test_the_health_check_asks_healthz_on_the_port_it_was_told(tmp_path: Path) -> None:
+    import http.server
+    import threading
+
+    class Healthz(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200 if self.path == "/healthz" else 404)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Healthz)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        assert _healthcheck(tmp_path, server.server_address[1]).returncode == 0
+    finally:
+        server.shutdown()
+        server.server_close()
+    closed = _healthcheck(tmp_path, free_port())
+    assert closed.returncode == 1 and closed.stderr.startswith("unhealthy: http://127.0.0.1:")
 
 
 def test_the_systemd_unit_drains_on_stop_and_stays_on_loopback() -> None:
@@ -115,5 +260,37 @@ def test_the_dockerfile_runs_chromium_on_xvfb_with_the_entrypoint() -> None:
     text = (ROOT / "deploy" / "Dockerfile").read_text()
     assert "chromium" in text and "xvfb" in text
     assert "stream-browser-entrypoint" in text and "ENTRYPOINT" in text
-    assert "/healthz" in text
+    assert "stream-browser-healthcheck" in text and "127.0.0.1:8765/healthz" not in text
     assert "playwright install" not in text
+
+
+def test_the_image_installs_the_tested_versions_as_a_user_with_what_the_screen_needs() -> None:
+    text = (ROOT / "deploy" / "Dockerfile").read_text()
+    assert "-c constraints.txt" in text and "npm ci" in text
+    assert re.search(r"^USER stream-browser$", text, re.M)
+    for package in ("fonts-noto-cjk", "fonts-noto-color-emoji"):
+        assert package in text
+    assert "--mount=type=secret,id=ca_bundle" in text and "COPY /etc/ssl" not in text
+
+
+def test_the_images_gemini_cli_is_the_version_the_makefile_tests() -> None:
+    tools = json.loads((ROOT / "deploy" / "tools" / "package.json").read_text())
+    lock = json.loads((ROOT / "deploy" / "tools" / "package-lock.json").read_text())
+    made = re.search(r"^GEMINI_CLI_VERSION := (\S+)$", (ROOT / "Makefile").read_text(), re.M)
+    assert made and tools["dependencies"]["@google/gemini-cli"] == made.group(1)
+    locked = lock["packages"]["node_modules/@google/gemini-cli"]["version"]
+    assert locked == made.group(1)
+    assert "@duckduckgo/autoconsent" in tools["dependencies"]
+
+
+def test_compose_waits_for_a_running_call_before_killing_the_service() -> None:
+    text = (ROOT / "deploy" / "compose.yaml").read_text()
+    grace = re.search(r"^\s+stop_grace_period: (\d+)s$", text, re.M)
+    assert grace and int(grace.group(1)) >= 25 + 12  # the call deadline and Gemini's floor
+    assert '"127.0.0.1:8765:8765"' in text
+
+
+def test_the_build_context_leaves_out_local_environments_and_caches() -> None:
+    lines = (ROOT / ".dockerignore").read_text().splitlines()
+    assert lines[lines.index("*") :].count("!.venv/") == 0 and "**/__pycache__" in lines
+    assert "!tests/" not in lines and "!.env" not in lines
