@@ -32,6 +32,7 @@ __all__ = [
     "Service",
     "browse",
     "browse_and_search",
+    "error_message",
     "exchange",
     "find_service",
     "pause",
@@ -237,7 +238,9 @@ def browse(
     token: str | None = None,
 ) -> dict[str, Any] | None:
     """The whole answer: `{"result": dict | None, "chain": [hops]}`; `None` if none came."""
-    body: dict[str, Any] = {"query": query, "action": action, "broadcasting": broadcasting}
+    body: dict[str, Any] = {"query": query, "action": action}
+    if broadcasting is not None:
+        body["broadcasting"] = broadcasting
     if url is not None:
         body["url"] = url
     if read_top:
@@ -262,8 +265,19 @@ def browse(
     return None
 
 
+def error_message(data: dict[str, Any] | str) -> str:
+    """The service's error body (`{"error": {"kind", "message", "fix"}}`) as one line."""
+    error = data.get("error") if isinstance(data, dict) else None
+    if isinstance(error, dict):
+        kind, message, fix = (str(error.get(k) or "") for k in ("kind", "message", "fix"))
+        return f"{message} ({kind})" + (f"; fix: {fix}" if fix else "")
+    if error:
+        return str(error)
+    return str(data)[:200]
+
+
 def _log_refusal(status_code: int, data: dict[str, Any] | str) -> None:
-    error = data.get("error") if isinstance(data, dict) else str(data)[:200]
+    error = error_message(data)
     if status_code == 401:
         log.warning(
             "stream-browser service refused the token: set SB_SERVICE_TOKEN (or SB_STATE_DIR "
@@ -336,8 +350,29 @@ def status(*, broadcasting: bool | None = None, **kw: Any) -> dict[str, Any] | N
     return _control("status", broadcasting, **kw)
 
 
+USAGE = """usage: python3 client.py QUERY [ACTION [URL]]
+
+Ask a running `stream-browser serve` and print its answer as JSON
+({"result": ..., "chain": [...]}); exit 0 with a result, 1 without one.
+
+  QUERY   what to look for ("" for the playback controls)
+  ACTION  auto (default), search, read, play, pause, resume, stop, status
+  URL     the page to read (action read)
+
+Environment: SB_SERVICE_URL (http://127.0.0.1:8765 or unix:///path/sock; `off`: none),
+SB_SERVICE_TOKEN (else the token file $SB_STATE_DIR/service-token, default
+~/.cache/stream-browser/service-token), SB_SERVICE_HOST / SB_SERVICE_PORT / SB_SERVICE_SOCKET.
+"""
+
+
 def _main(argv: list[str]) -> int:
     """`python3 client.py QUERY [ACTION [URL]]`: print the answer as JSON (exit 1 if None)."""
+    if argv and argv[0] in ("-h", "--help"):
+        print(USAGE, end="")
+        return 0
+    if argv and argv[0].startswith("-") and argv[0] != "-":
+        print(f"client.py: unknown option {argv[0]}\n\n{USAGE}", end="", file=sys.stderr)
+        return 2
     logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s", stream=sys.stderr)
     query = argv[0] if argv else ""
     action = argv[1] if len(argv) > 1 else "auto"

@@ -94,8 +94,23 @@ def test_every_other_endpoint_needs_the_bearer_token(
 ) -> None:
     status, headers, body = _raw(svc, "GET", path, token=token)
     assert status == 401
-    assert headers["www-authenticate"] == "Bearer"
-    assert b"SB_SERVICE_TOKEN" in body  # says how to fix it
+    # a challenge that names the wrong token and points at no OAuth metadata to discover
+    assert headers["www-authenticate"].startswith('Bearer error="invalid_token"')
+    assert "resource_metadata" not in headers["www-authenticate"]
+    error = json.loads(body)["error"]
+    assert error["kind"] == "unauthorized"
+    assert "SB_SERVICE_TOKEN" in error["fix"]  # says how to fix it
+
+
+@pytest.mark.parametrize(
+    "path", ["/.well-known/oauth-protected-resource", "/.well-known/oauth-authorization-server"]
+)
+def test_oauth_discovery_finds_nothing_and_says_to_send_the_token(
+    svc: ServiceProc, path: str
+) -> None:
+    status, _, body = _raw(svc, "GET", path, token=None)
+    assert status == 404
+    assert "does not do OAuth" in json.loads(body)["error"]["message"]
 
 
 def test_browse_without_the_token_is_refused_before_it_runs(svc: ServiceProc) -> None:
@@ -106,13 +121,33 @@ def test_browse_without_the_token_is_refused_before_it_runs(svc: ServiceProc) ->
 
 @pytest.mark.parametrize(
     "header",
-    [{"Origin": "http://127.0.0.1:9"}, {"Origin": "null"}, {"Sec-Fetch-Site": "same-site"}],
+    [
+        {"Origin": "http://127.0.0.1:9"},
+        {"Origin": "null"},
+        {"Sec-Fetch-Site": "same-site"},
+        {"Sec-Fetch-Site": "same-origin"},
+        {"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "no-cors"},
+    ],
 )
 def test_a_request_made_by_a_web_page_is_refused_even_with_the_token(
     svc: ServiceProc, header: dict[str, str]
 ) -> None:
     status, _, body = _raw(svc, "GET", "/v1/status", headers=header)
-    assert status == 403 and b"web pages" in body
+    assert status == 403
+    error = json.loads(body)["error"]
+    assert error["kind"] == "refused" and "web pages" in error["message"]
+
+
+@pytest.mark.parametrize(
+    "header",
+    [{"Sec-Fetch-Mode": "cors"}, {"Sec-Fetch-Mode": "cors", "Sec-Fetch-Site": "none"}],
+)
+def test_what_node_fetch_sends_is_not_taken_for_a_browser(
+    svc: ServiceProc, header: dict[str, str]
+) -> None:
+    """Node's fetch (undici) always sends `Sec-Fetch-Mode: cors`; no Origin, no Site."""
+    status, _, _ = _raw(svc, "GET", "/v1/status", headers=header)
+    assert status == 200
 
 
 @pytest.mark.parametrize("host", ["evil.example", "evil.example:8765", "127.0.0.1.nip.io"])
@@ -137,7 +172,17 @@ def test_an_oversized_body_is_refused(svc: ServiceProc) -> None:
 
 def test_an_unknown_action_is_a_422_naming_the_actions(svc: ServiceProc) -> None:
     status, answer = _browse(svc, query="x", action="dance")
-    assert status == 422 and "search" in answer["error"]
+    assert status == 422
+    assert answer["error"]["kind"] == "bad-arguments"
+    assert "search" in answer["error"]["message"] and "dance" in answer["error"]["message"]
+
+
+def test_an_unknown_field_is_a_422_in_the_same_error_body(svc: ServiceProc) -> None:
+    status, answer = _browse(svc, query="x", colour="blue")
+    assert status == 422
+    assert set(answer) == {"error"}
+    assert set(answer["error"]) == {"kind", "message", "fix"}
+    assert "colour" in answer["error"]["message"]
 
 
 def test_the_token_file_is_private(svc: ServiceProc) -> None:
@@ -290,7 +335,7 @@ def test_a_full_queue_answers_429_at_once_and_sigterm_drains_the_line_and_exits_
             service, "POST", "/v1/browse", body=b'{"query": "x", "action": "search"}'
         )
         assert status == 429 and int(headers["retry-after"]) >= 1
-        assert json.loads(body)["failure_kind"] == "queue-full"
+        assert json.loads(body)["error"]["kind"] == "queue-full"
         assert time.monotonic() - started < 1.5
         # SIGTERM: the running call finishes, the waiting one and any new one get 503
         service.proc.send_signal(signal.SIGTERM)

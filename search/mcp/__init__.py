@@ -11,7 +11,14 @@ result, `_server` is the protocol server, `_forward` forwards to a running servi
 holds the HTTP and stdio faces.
 """
 
-from ._faces import McpHttpApp, mcp_http_app, protocol_stdout, serve_stdio, tools_summary
+from ._faces import (
+    McpHttpApp,
+    caller_gone,
+    mcp_http_app,
+    protocol_stdout,
+    serve_stdio,
+    tools_summary,
+)
 from ._forward import forward_to, reachable_service, service_for, walk_from_reply
 from ._results import error_result, success_result, walk_result
 from ._server import build_server, run_tool
@@ -25,6 +32,7 @@ __all__ = [
     "McpTool",
     "build_server",
     "call_timeout_s",
+    "caller_gone",
     "error_result",
     "forward_to",
     "mcp_http_app",

@@ -4,11 +4,12 @@ stdout)."""
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import io
 import json
 import os
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -28,6 +29,31 @@ from ._tools import (
 )
 
 log = structlog.get_logger(__name__)
+
+Gone = Callable[[], Awaitable[bool]]
+_CALLER_GONE: contextvars.ContextVar[Gone | None] = contextvars.ContextVar(
+    "mcp_caller_gone", default=None
+)
+
+
+def caller_gone() -> Gone | None:
+    """For the tool call running now: a check that its HTTP caller hung up (None on stdio).
+    The service skips a queued call whose caller is gone, as it does on `/v1/browse`."""
+    return _CALLER_GONE.get()
+
+
+def _disconnect_check(receive: Any) -> Gone:
+    """True once the client has closed the connection (the body is read by then): a
+    receive that does not wait, as Starlette's `Request.is_disconnected`."""
+
+    async def gone() -> bool:
+        with anyio.CancelScope() as scope:
+            scope.cancel()
+            message = await receive()
+            return bool(message.get("type") == "http.disconnect")
+        return False
+
+    return gone
 
 
 class McpHttpApp:
@@ -51,7 +77,11 @@ class McpHttpApp:
             yield
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        await self.manager.handle_request(scope, receive, send)
+        token = _CALLER_GONE.set(_disconnect_check(receive))
+        try:
+            await self.manager.handle_request(scope, receive, send)
+        finally:
+            _CALLER_GONE.reset(token)
 
     def route(self, path: str = "/mcp") -> Route:
         """This app as a route at exactly `path` (a mount would answer `/mcp` with a redirect

@@ -37,6 +37,8 @@ def _service_hop(kind: FailureKind, detail: str, hint: str) -> Hop:
 
 def walk_from_reply(answer: tuple[int, Any] | None, where: str) -> Walk:
     """The service's `/v1/browse` reply (from `search.client.request`) as a walk."""
+    from search import client
+
     if answer is None:
         return Walk(
             None,
@@ -59,7 +61,7 @@ def walk_from_reply(answer: tuple[int, Any] | None, where: str) -> Walk:
     kind, hint = _SERVICE_REFUSALS.get(
         status, (FailureKind.SERVICE_UNAVAILABLE, "see the service's log (stderr)")
     )
-    error = data.get("error") if isinstance(data, dict) else str(data)[:200]
+    error = client.error_message(data)
     return Walk(None, [_service_hop(kind, f"the service answered {status}: {error}", hint)])
 
 

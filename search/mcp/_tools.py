@@ -105,7 +105,7 @@ BROWSE = McpTool(
                 "addresses are refused.",
             },
             "broadcasting": {
-                "type": ["boolean", "null"],
+                "type": "boolean",
                 "description": "Whether the stream is live right now: true uses the "
                 "visible Chrome, false answers with Gemini without touching the screen. "
                 "Leave it out to use the server's setting (STREAM_BROWSER).",

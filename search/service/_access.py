@@ -1,25 +1,42 @@
 """Who may call the service: the bearer token, browser-made requests refused (DNS rebinding,
-CSRF), the `Host` check and the body limit, as ASGI middleware in front of every face."""
+CSRF), the `Host` check, the body limit and malformed bodies, as ASGI middleware in front of
+every face.
+
+A browser marks what a page makes it send: `Origin` on every cross-origin request (and on any
+POST), `Sec-Fetch-Site` on every request of a recent browser (`none` only for what the user
+typed or bookmarked, which carries no token). Node's `fetch` (undici), under every Node MCP
+host, always sends `Sec-Fetch-Mode: cors` and neither of the others, so `Sec-Fetch-Mode` alone
+is not a browser. A page reached through DNS rebinding names its own host in `Host`.
+"""
 
 from __future__ import annotations
 
 import hmac
 import ipaddress
-from dataclasses import dataclass
+import json
+import re
+from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
 from fastapi.responses import JSONResponse
 
 from ._core import Service
+from ._models import error_body
 
 log = structlog.get_logger("search.service")
 
 MAX_BODY_BYTES = 64 * 1024
+MAX_JSON_DEPTH = 64  # a tool call nests 4 deep; Python's parser recurses per level
 UNAUTHENTICATED_PATHS = frozenset({"/healthz"})
-# What a browser adds to every request it makes on a page's behalf (a non-browser client
-# such as urllib, curl or httpx sends none of them).
-_BROWSER_HEADERS = (b"origin", b"sec-fetch-site", b"sec-fetch-mode")
+OAUTH_DISCOVERY = "/.well-known/"
+TOKEN_FIX = (
+    "send `Authorization: Bearer TOKEN` with SB_SERVICE_TOKEN or the token file "
+    "(`$SB_STATE_DIR/service-token`, default ~/.cache/stream-browser/service-token); "
+    "this service does not do OAuth"
+)
+_STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_BRACKETS = re.compile(rb"[\[\]{}]")
 
 
 @dataclass(frozen=True)
@@ -37,6 +54,16 @@ class Access:
         if scheme.lower() != "bearer":
             return False
         return hmac.compare_digest(given.strip().encode(), self.token.encode())
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A request the guard answers itself: status, what happened, how to fix it."""
+
+    status: int
+    message: str
+    fix: str
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 def allowed_hosts(host: str, port: int) -> frozenset[str] | None:
@@ -58,12 +85,43 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def browser_mark(headers: dict[bytes, bytes]) -> str | None:
+    """The header that shows a browser sent this on a page's behalf, or None."""
+    if b"origin" in headers:
+        return "Origin"
+    site = headers.get(b"sec-fetch-site")
+    if site is not None and site.strip().lower() != b"none":
+        return f"Sec-Fetch-Site: {site.decode('latin-1')[:40]}"
+    return None
+
+
+def body_problem(raw: bytes) -> str | None:
+    """What is wrong with a JSON body (not JSON, nested too deep, not valid Unicode), or None.
+    Checked before any parser recurses into it or any log line or answer must encode it."""
+    depth = deepest = 0
+    for bracket in _BRACKETS.findall(_STRINGS.sub(b"", raw)):
+        depth += 1 if bracket in b"[{" else -1
+        deepest = max(deepest, depth)
+    if deepest > MAX_JSON_DEPTH:
+        return f"the JSON body nests deeper than {MAX_JSON_DEPTH} levels"
+    try:
+        value = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        return f"the body is not JSON ({type(exc).__name__}: {str(exc)[:80]})"
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return "the JSON body is not valid Unicode (a lone surrogate such as \\ud83d)"
+    return None
+
+
 class Guard:
     """ASGI middleware in front of everything, mounted apps (`/mcp`) included.
 
-    Order: browser-made requests (`Origin`, `Sec-Fetch-*`) and foreign `Host` values → 403;
-    no or wrong bearer token → 401 (`/healthz` excepted); draining → 503; body over the limit
-    → 413.
+    Order: browser-made requests (`Origin`, `Sec-Fetch-Site`) and foreign `Host` values → 403;
+    OAuth discovery (`/.well-known/...`) → 404; no or wrong bearer token → 401 (`/healthz`
+    excepted); draining → 503; body over the limit → 413; a body that is not JSON, nests too
+    deep or is not valid Unicode → 400. Every refusal has the one error body.
     """
 
     def __init__(self, app: Any, *, access: Access, service: Service) -> None:
@@ -77,60 +135,116 @@ class Guard:
             return
         headers = {key.lower(): value for key, value in scope.get("headers", [])}
         refusal = self._refusal(scope, headers)
+        if refusal is None and scope["type"] == "http":
+            await self._forward(scope, receive, send)
+            return
         if refusal is None:
-            await self._forward(scope, receive, send, headers)
-            return
-        status, message, extra = refusal
-        log.info("service.refused", status=status, path=scope.get("path"), reason=message)
-        if scope["type"] == "websocket":
-            await send({"type": "websocket.close", "code": 1008})
-            return
-        await _send_json(send, status, {"error": message}, extra)
-
-    def _refusal(
-        self, scope: Any, headers: dict[bytes, bytes]
-    ) -> tuple[int, str, dict[str, str]] | None:
-        if any(name in headers for name in _BROWSER_HEADERS):
-            return 403, "requests from web pages are refused (Origin/Sec-Fetch header)", {}
-        if not self.access.host_ok(headers.get(b"host", b"").decode("latin-1")):
-            return 403, "the Host header does not name this service's address", {}
-        path = scope.get("path", "")
-        if path not in UNAUTHENTICATED_PATHS:
-            authorization = headers.get(b"authorization", b"").decode("latin-1")
-            if not self.access.token_ok(authorization):
-                return (
-                    401,
-                    "missing or wrong bearer token: send `Authorization: Bearer TOKEN` with "
-                    "SB_SERVICE_TOKEN or the token file in the service's state directory",
-                    {"www-authenticate": "Bearer"},
-                )
-        if self.service.draining and path not in UNAUTHENTICATED_PATHS:
-            return 503, "the service is shutting down", {"retry-after": "5"}
-        length = headers.get(b"content-length", b"0").decode("latin-1")
-        if not length.isdigit() or int(length) > MAX_BODY_BYTES:
-            return 413, f"the body must be at most {MAX_BODY_BYTES} bytes with a length", {}
-        return None
-
-    async def _forward(
-        self, scope: Any, receive: Any, send: Any, headers: dict[bytes, bytes]
-    ) -> None:
-        if b"transfer-encoding" not in headers:
             await self.app(scope, receive, send)
             return
-        body = await _read_bounded(receive)  # chunked: read it here, within the limit
+        await _refuse(scope, send, refusal)
+
+    def _refusal(self, scope: Any, headers: dict[bytes, bytes]) -> Refusal | None:
+        mark = browser_mark(headers)
+        if mark is not None:
+            return Refusal(
+                403,
+                f"requests from web pages are refused (the request carries {mark})",
+                "call from a program (the stdlib client, an MCP host, curl), not a web page",
+            )
+        if not self.access.host_ok(headers.get(b"host", b"").decode("latin-1")):
+            return Refusal(
+                403,
+                "the Host header does not name this service's address",
+                "connect to the address the service listens on (127.0.0.1 or localhost)",
+            )
+        path = scope.get("path", "")
+        if path.startswith(OAUTH_DISCOVERY):
+            return Refusal(
+                404, "this service does not do OAuth: no authorization server", TOKEN_FIX
+            )
+        if path not in UNAUTHENTICATED_PATHS:
+            refusal = self._token_refusal(headers)
+            if refusal is not None:
+                return refusal
+        if self.service.draining and path not in UNAUTHENTICATED_PATHS:
+            return Refusal(
+                503, "the service is shutting down", "retry once it is back", {"retry-after": "5"}
+            )
+        length = headers.get(b"content-length", b"0").decode("latin-1")
+        if not length.isdigit() or int(length) > MAX_BODY_BYTES:
+            return _too_large()
+        return None
+
+    def _token_refusal(self, headers: dict[bytes, bytes]) -> Refusal | None:
+        authorization = headers.get(b"authorization", b"").decode("latin-1")
+        if self.access.token_ok(authorization):
+            return None
+        said = "wrong" if authorization else "missing"
+        # RFC 6750's challenge with an error: no `resource_metadata`, nothing to discover
+        challenge = f'Bearer error="invalid_token", error_description="the token is {said}"'
+        return Refusal(
+            401, f"the bearer token is {said}", TOKEN_FIX, {"www-authenticate": challenge}
+        )
+
+    async def _forward(self, scope: Any, receive: Any, send: Any) -> None:
+        """Read the body here (bounded), check it, then hand it to the app in one piece."""
+        body = await _read_bounded(receive)
         if body is None:
-            await _send_json(send, 413, {"error": f"the body exceeds {MAX_BODY_BYTES} bytes"})
+            await _refuse(scope, send, _too_large())
+            return
+        problem = body_problem(body) if body.strip() else None
+        if problem is not None:
+            fix = "send one JSON object, UTF-8, at most 64 levels deep"
+            await _refuse(scope, send, Refusal(400, problem, fix))
             return
         sent = False
 
         async def replay() -> dict[str, Any]:
             nonlocal sent
             if sent:
-                return dict(await receive())
+                return dict(await receive())  # what comes next: a disconnect
             sent = True
             return {"type": "http.request", "body": body, "more_body": False}
 
-        await self.app(scope, replay, send)
+        await _guarded(self.app, scope, replay, send)
+
+
+async def _guarded(app: Any, scope: Any, receive: Any, send: Any) -> None:
+    """Run the app; a crash is one JSON 500 and one structured log event, never uvicorn's
+    plain-text traceback."""
+    started = False
+
+    async def tracked(message: dict[str, Any]) -> None:
+        nonlocal started
+        started = started or message["type"] == "http.response.start"
+        await send(message)
+
+    try:
+        await app(scope, receive, tracked)
+    except Exception:
+        log.exception("service.crashed", path=scope.get("path"))
+        if not started:
+            fix = "this is a bug: the service's log has the details"
+            await send_json(send, 500, error_body(500, "the service failed", fix))
+
+
+def _too_large() -> Refusal:
+    return Refusal(
+        413,
+        f"the body must be at most {MAX_BODY_BYTES} bytes, with a Content-Length or chunked",
+        "send a shorter query (2000 characters at most) or URL",
+    )
+
+
+async def _refuse(scope: Any, send: Any, refusal: Refusal) -> None:
+    log.info(
+        "service.refused", status=refusal.status, path=scope.get("path"), reason=refusal.message
+    )
+    if scope["type"] == "websocket":
+        await send({"type": "websocket.close", "code": 1008})
+        return
+    payload = error_body(refusal.status, refusal.message, refusal.fix)
+    await send_json(send, refusal.status, payload, refusal.headers)
 
 
 async def _read_bounded(receive: Any) -> bytes | None:
@@ -149,7 +263,7 @@ async def _read_bounded(receive: Any) -> bytes | None:
             return b"".join(chunks)
 
 
-async def _send_json(
+async def send_json(
     send: Any, status: int, payload: dict[str, Any], extra: dict[str, str] | None = None
 ) -> None:
     body = JSONResponse(payload).body
