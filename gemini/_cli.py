@@ -622,8 +622,9 @@ _ERROR_REPORT = re.compile(r"Full report available at: (\S+/gemini-client-error-
 
 
 def _error_reports(run: CliRun, env: Mapping[str, str]) -> list[Path]:
-    """The error reports the CLI wrote to its temp folder (they hold the whole request)."""
-    tmp = Path(env.get("TMPDIR") or tempfile.gettempdir()).resolve()
+    """The error reports the CLI wrote to its temp folder (they hold the whole request);
+    Node's `os.tmpdir()`: TMPDIR, TMP, TEMP, else /tmp."""
+    tmp = Path(env.get("TMPDIR") or env.get("TMP") or env.get("TEMP") or "/tmp").resolve()
     reports = (Path(match) for match in _ERROR_REPORT.findall(run.stderr))
     return [path for path in reports if path.parent.resolve() == tmp]
 

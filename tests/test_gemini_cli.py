@@ -568,7 +568,10 @@ def test_the_model_is_the_one_of_the_last_main_turn_when_several_served_as_main(
     assert _cli._model_of(payload["stats"]) == "gemini-3.1-pro-preview"  # stats alone: last
 
 
-def test_the_cli_error_report_in_the_temp_folder_is_deleted(bin_dir: Path) -> None:
+def test_the_cli_error_report_in_the_temp_folder_is_deleted(
+    bin_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TMPDIR", tempfile.gettempdir())  # the CLI's os.tmpdir()
     report = Path(tempfile.gettempdir()) / "gemini-client-error-Turn.run-2026-12-01.json"
     report.write_text('{"error": "..."}')
     elsewhere = bin_dir.parent / "gemini-client-error-Turn.run-2026-12-01.json"
