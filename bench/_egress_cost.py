@@ -1,15 +1,46 @@
 """What the egress guard costs: goto + content of the same pages in the bench's Chromium
-(behind the guard) and in a second Chromium without it, calls interleaved, medians and ratio."""
+(behind the guard) and in a second Chromium without it, calls interleaved, medians and ratio,
+printed beside where the time goes (the document's own timing in both tabs, the guard's CPU
+and refusals per page, and `_egress_phases`: one connection step by step).
+
+Standalone, in seconds rather than the whole bench's minutes:
+`python -m bench._egress_cost [--rounds 30]` (`make bench-egress`).
+"""
 
 from __future__ import annotations
 
+import argparse
 import contextlib
+import os
 import statistics
+import sys
 import time
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from bench._egress_phases import resolution_phases, socket_phases
 from browser_core import launch_chrome, stop_pid
 from browser_core.testing import free_port
+
+TARGET_IDLE = 1.05
+TARGET_BUSY = 1.10
+# The document's navigation timing, in ms: [connect, first byte, body, body end to DCL].
+_NAV = """() => { const n = performance.getEntriesByType('navigation')[0];
+  return [n.connectEnd - n.connectStart, n.responseStart - n.requestStart,
+          n.responseEnd - n.responseStart, n.domContentLoadedEventEnd - n.responseEnd]; }"""
+_NAV_NAMES = ("connect", "first byte", "body", "body to DCL")
+
+
+@dataclass
+class Tab:
+    """One tab's timings on one workload: wall ms of goto + content, and its navigation timing."""
+
+    ms: list[float] = field(default_factory=list)
+    nav: list[list[float]] = field(default_factory=list)
+
+    def nav_median(self, i: int) -> float:
+        return statistics.median(n[i] for n in self.nav) if self.nav else float("nan")
 
 
 def _timed(page: Any, url: str) -> float:
@@ -19,10 +50,68 @@ def _timed(page: Any, url: str) -> float:
     return (time.perf_counter() - started) * 1000
 
 
+def _guard_cpu_s(pid: int | None) -> float:
+    """User + system CPU seconds the guard process has used (Linux /proc)."""
+    if not pid:
+        return float("nan")
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _log_lines(path: Path) -> int:
+    try:
+        with path.open("rb") as fh:
+            return sum(1 for _ in fh)
+    except OSError:
+        return 0
+
+
+def _load() -> str:
+    one, five, _ = os.getloadavg()
+    return f"load average {one:.2f} (1 min) / {five:.2f} (5 min) on {os.cpu_count()} cores"
+
+
+def target_for_load() -> tuple[float, str]:
+    """The target that applies now: idle (1-minute load below the core count, the bench's own
+    Chromium included) or busy."""
+    idle = os.getloadavg()[0] < (os.cpu_count() or 1)
+    return (TARGET_IDLE, "idle") if idle else (TARGET_BUSY, "busy")
+
+
+def _measure(pages: list[tuple[Any, Tab]], url: str, rounds: int, warmup: int) -> None:
+    for i in range(warmup + rounds):
+        for page, tab in pages if i % 2 else reversed(pages):
+            ms = _timed(page, url)
+            nav = page.evaluate(_NAV)
+            if i >= warmup:
+                tab.ms.append(ms)
+                tab.nav.append([float(x) for x in nav])
+
+
+def _workload_lines(name: str, guarded: Tab, bare: Tab, rounds: int, extra: str) -> list[str]:
+    g, u = statistics.median(guarded.ms), statistics.median(bare.ms)
+    target, kind = target_for_load()
+    verdict = "ok" if g / u <= target else "OVER"
+    steps = ", ".join(
+        f"{step} {guarded.nav_median(i):.1f}/{bare.nav_median(i):.1f}"
+        for i, step in enumerate(_NAV_NAMES)
+    )
+    return [
+        f"  {name:<6} behind the guard {g:7.0f} ms, without {u:7.0f} ms (medians of "
+        f"{rounds}); ratio {g / u:.2f} (target for a {kind} machine <= {target:.2f}: {verdict})",
+        f"         document timing, guarded/without, ms: {steps}; {extra}",
+    ]
+
+
 def egress_cost(floor: Any, bench: Any, rounds: int, warmup: int = 2) -> list[str]:
     """Lines for the report. `floor` is the bench's bare-Playwright row (its tab is behind the
     guard); the comparison tab lives in a Chromium started without the guard."""
     stage = bench.stage
+    guard_log = Path(stage.chrome.user_data_dir) / "egress-guard.log"
     chrome = launch_chrome(
         port=free_port(),
         user_data_dir=str(stage.tmp / "profile-unguarded"),
@@ -31,29 +120,65 @@ def egress_cost(floor: Any, bench: Any, rounds: int, warmup: int = 2) -> list[st
         extra_args=stage.server.chrome_args(),
     )
     browser = None
-    lines = []
+    lines = [f"  {_load()} before"]
     try:
         browser = floor._pw.chromium.connect_over_cdp(chrome.endpoint)
         bare = browser.contexts[0].new_page()
         for work in bench.workloads:
-            url = floor.url(work)
-            guarded_ms: list[float] = []
-            bare_ms: list[float] = []
-            for i in range(warmup + rounds):
-                pair = [(floor.page, guarded_ms), (bare, bare_ms)]
-                for page, series in pair if i % 2 else reversed(pair):
-                    ms = _timed(page, url)
-                    if i >= warmup:
-                        series.append(ms)
-            guarded, unguarded = statistics.median(guarded_ms), statistics.median(bare_ms)
-            lines.append(
-                f"  {work.name:<6} behind the guard {guarded:7.0f} ms, without "
-                f"{unguarded:7.0f} ms (medians of {rounds}); ratio "
-                f"{guarded / unguarded:.2f}"
-            )
+            guarded, unguarded = Tab(), Tab()
+            cpu, refused = _guard_cpu_s(stage.chrome.egress_pid), _log_lines(guard_log)
+            _measure([(floor.page, guarded), (bare, unguarded)], floor.url(work), rounds, warmup)
+            loads = warmup + rounds
+            cpu_ms = (_guard_cpu_s(stage.chrome.egress_pid) - cpu) * 1000 / loads
+            per_page = (_log_lines(guard_log) - refused) / loads
+            extra = f"guard CPU {cpu_ms:.1f} ms a page, {per_page:.0f} connections refused a page"
+            lines += _workload_lines(work.name, guarded, unguarded, rounds, extra)
     finally:
         if browser is not None:
             with contextlib.suppress(Exception):
                 browser.close()
         stop_pid(chrome.pid)
-    return lines
+    lines.append(f"  {_load()} after")
+    return lines + breakdown(bench, rounds)
+
+
+def breakdown(bench: Any, rounds: int) -> list[str]:
+    """One connection through the bench's guard, step by step, against the same server."""
+    stage = bench.stage
+    if not stage.chrome.egress_port:
+        return ["  (no guard on this Chromium: no per-connection breakdown)"]
+    paths = {w.name: _path(w, stage.server.origin) for w in bench.workloads}
+    lines = [f"  per connection (medians of {rounds}, interleaved with direct):"]
+    lines += socket_phases(stage.chrome.egress_port, stage.server.port, paths, rounds)
+    return lines + resolution_phases(rounds)
+
+
+def _path(work: Any, origin: str) -> str:
+    return "/search" if work.action == "search" else str(work.target).removeprefix(origin)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from bench._fixtures import default_sets, find_heavy, find_light
+    from bench.bench import FloorRow, open_bench
+
+    parser = argparse.ArgumentParser(prog="python -m bench._egress_cost", description=__doc__)
+    parser.add_argument("--rounds", type=int, default=30, help="timed rounds (default 30)")
+    args = parser.parse_args(argv)
+    fixtures = default_sets(None)
+    bench = open_bench(find_heavy(fixtures), find_light(fixtures), headful=False)
+    floor = None
+    try:
+        floor = FloorRow(bench.stage)
+        for work in bench.workloads:  # warm: connect and load each page once, untimed
+            floor.run(work)
+        print("egress guard: goto + content, this Chromium (behind it) vs one without it:")
+        print("\n".join(egress_cost(floor, bench, args.rounds)), flush=True)
+    finally:
+        if floor is not None:
+            floor.close()
+        bench.stage.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -2,9 +2,10 @@
 
 Chrome started with `--proxy-server=socks5://127.0.0.1:P --proxy-bypass-list=<-loopback>`
 sends every connection here (navigations, redirect hops, sub-resources, WebSockets, workers,
-service workers) with the host name unresolved. The guard resolves each name once, refuses
-when any address is internal (the rules of `_policy`) unless `SB_ALLOW_HOSTS` opens the host,
-and connects to the very address it checked, so there is no DNS-rebinding window and no URL
+service workers) with the host name unresolved. The guard resolves the name (an answer is
+reused for at most `NAME_TTL_S`, see `NameCache`), checks every address on every use, refuses
+when any is internal (the rules of `_policy`) unless `SB_ALLOW_HOSTS` opens the host, and
+connects to the very address it checked, so there is no DNS-rebinding window and no URL
 parser differential left to exploit. A refusal is a SOCKS failure reply: Chrome fails with
 `net::ERR_SOCKS_CONNECTION_FAILED` and the target receives nothing.
 
@@ -24,7 +25,8 @@ import re
 import socket
 import struct
 import sys
-from collections import deque
+import time
+from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,7 +49,18 @@ Connector = Callable[[str, int], Awaitable[tuple[asyncio.StreamReader, asyncio.S
 SOCKS_VERSION = 5
 REP_OK, REP_FAILURE, REP_NOT_ALLOWED = 0, 1, 2
 REP_HOST_UNREACHABLE, REP_REFUSED, REP_BAD_COMMAND, REP_BAD_ADDRESS = 4, 5, 7, 8
-_CHUNK = 64 * 1024
+# One read of the relay: what asyncio's transport takes from a socket at once. The streams'
+# limit is the same, so a reader pauses its socket only past two reads' worth unsent.
+_CHUNK = 256 * 1024
+# How long a name's answer is reused, and for how many names (least recently used go first).
+# Chrome keeps system-resolver answers for 60 s itself, but behind a socks5 proxy it does no
+# DNS, so without this every connection of a page was a getaddrinfo thread hop (and a query).
+NAME_TTL_S = 60.0
+NAME_CACHE_SIZE = 512
+# Linux: ACK what was read at once. A server that leaves Nagle on holds its last small segment
+# until the previous ones are acked; without this the guard's kernel may delay that ACK by
+# 40 ms (measured on about half of the heavy page's keep-alive loads).
+_QUICKACK = getattr(socket, "TCP_QUICKACK", None)
 
 
 class Refused(Exception):
@@ -67,7 +80,60 @@ async def system_resolver(host: str, port: int) -> list[str]:
 
 
 async def open_tcp(address: str, port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-    return await asyncio.open_connection(address, port)
+    return await asyncio.open_connection(address, port, limit=_CHUNK)
+
+
+class NameCache:
+    """What `resolver` answered for (name, port), kept for `ttl_s` seconds, at most `size`
+    entries (least recently used go first); concurrent lookups of one key share one call,
+    and failures and empty answers are not kept.
+
+    It keeps answers, not verdicts: the guard checks the addresses on every use, so an entry
+    can only ever send a connection to an address that passed the checks then. A name that
+    changes its answer (DNS rebinding) keeps its old, checked address until the entry
+    expires; then it is resolved and checked again.
+    """
+
+    def __init__(
+        self,
+        resolver: Resolver,
+        timeout_s: float,
+        ttl_s: float = NAME_TTL_S,
+        size: int = NAME_CACHE_SIZE,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.resolver, self.timeout_s, self.ttl_s, self.size = resolver, timeout_s, ttl_s, size
+        self.clock = clock
+        self._answers: OrderedDict[tuple[str, int], tuple[float, list[str]]] = OrderedDict()
+        self._pending: dict[tuple[str, int], asyncio.Task[list[str]]] = {}
+
+    async def resolve(self, host: str, port: int) -> list[str]:
+        """The addresses of `host` (may raise what the resolver raises, or `TimeoutError`)."""
+        key = (host, port)
+        answer = self._answers.get(key)
+        if answer is not None and answer[0] > self.clock():
+            self._answers.move_to_end(key)
+            return list(answer[1])
+        task = self._pending.get(key)
+        if task is None:
+            task = self._pending[key] = asyncio.ensure_future(self._lookup(key))
+            task.add_done_callback(lambda _: self._pending.pop(key, None))
+        return list(await asyncio.shield(task))
+
+    async def _lookup(self, key: tuple[str, int]) -> list[str]:
+        addresses = list(await asyncio.wait_for(self.resolver(*key), self.timeout_s))
+        if addresses and self.ttl_s > 0 and self.size > 0:
+            self._answers[key] = (self.clock() + self.ttl_s, addresses)
+            self._answers.move_to_end(key)
+            while len(self._answers) > self.size:
+                self._answers.popitem(last=False)
+        return addresses
+
+    def clear(self) -> None:
+        """Forget every answer and stop the lookups in flight."""
+        self._answers.clear()
+        for task in list(self._pending.values()):
+            task.cancel()
 
 
 @dataclass
@@ -76,6 +142,8 @@ class EgressGuard:
 
     `host_map` sends a name to a fixed `address:port` (like Chrome's `--host-resolver-rules`
     MAP, for the bench and recorded sessions); a mapped name is trusted as configured.
+    `name_ttl_s` / `name_cache_size` bound the `NameCache` (0 turns it off); `clock` is its
+    seam for tests.
     """
 
     allow_hosts: tuple[str, ...] = ()
@@ -84,15 +152,28 @@ class EgressGuard:
     host_map: dict[str, str] = field(default_factory=dict)
     resolve_timeout_s: float = 5.0
     connect_timeout_s: float = 10.0
+    name_ttl_s: float = NAME_TTL_S
+    name_cache_size: int = NAME_CACHE_SIZE
+    clock: Callable[[], float] = time.monotonic
     # The latest refusals (host, port, reason), for tests and status; bounded, as the guard
     # runs for as long as the broadcast does.
     refusals: deque[tuple[str, int, str]] = field(default_factory=lambda: deque(maxlen=256))
     _server: asyncio.Server | None = field(default=None, repr=False)
     _clients: set[asyncio.Task[None]] = field(default_factory=set, repr=False)
+    names: NameCache = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.names = NameCache(
+            self.resolver,
+            self.resolve_timeout_s,
+            self.name_ttl_s,
+            self.name_cache_size,
+            self.clock,
+        )
 
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> int:
         """Listen on `host:port` (0 = any free port); returns the port."""
-        self._server = await asyncio.start_server(self._handle, host, port)
+        self._server = await asyncio.start_server(self._handle, host, port, limit=_CHUNK)
         return int(self._server.sockets[0].getsockname()[1])
 
     async def close(self) -> None:
@@ -103,6 +184,7 @@ class EgressGuard:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._server.wait_closed(), 2.0)
             self._server = None
+        self.names.clear()
         for task in list(self._clients):
             task.cancel()
         if self._clients:
@@ -131,7 +213,7 @@ class EgressGuard:
 
     async def _resolve(self, host: str, port: int) -> list[str]:
         try:
-            addresses = await asyncio.wait_for(self.resolver(host, port), self.resolve_timeout_s)
+            addresses = await self.names.resolve(host, port)
         except (OSError, UnicodeError, TimeoutError) as exc:
             raise Refused(
                 f"name not resolved ({type(exc).__name__})", REP_HOST_UNREACHABLE
@@ -176,7 +258,10 @@ class EgressGuard:
                 await _reply(writer, exc.reply)
                 return
             await _reply(writer, REP_OK)
-            await asyncio.gather(_pipe(reader, upstream), _pipe(up_reader, writer))
+            await asyncio.gather(
+                _pipe(reader, upstream, writer.get_extra_info("socket")),
+                _pipe(up_reader, writer, upstream.get_extra_info("socket")),
+            )
         except (Refused, OSError, TimeoutError, asyncio.IncompleteReadError, ValueError):
             return
         finally:
@@ -240,9 +325,21 @@ async def _reply(writer: asyncio.StreamWriter, code: int) -> None:
         await writer.drain()
 
 
-async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+def _quickack(sock: socket.socket | None) -> None:
+    if _QUICKACK is not None and sock is not None:
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.IPPROTO_TCP, _QUICKACK, 1)
+
+
+async def _pipe(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, source: socket.socket | None
+) -> None:
+    """Copy `reader` to `writer` until end of file; `source` is the socket read from (its
+    ACK goes out at once after each read, see `_QUICKACK`). Both sockets have TCP_NODELAY
+    (asyncio sets it on every TCP transport); `drain` only waits while `writer` is full."""
     try:
         while data := await reader.read(_CHUNK):
+            _quickack(source)
             writer.write(data)
             await writer.drain()
         if writer.can_write_eof():
