@@ -6,6 +6,8 @@ PY := .venv/bin/python
 SB := .venv/bin/stream-browser
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 GEMINI_CLI_VERSION := 0.61.0
+MCP_SDK_VERSION := 1.32.2
+MCP_INSPECTOR_VERSION := 0.15.0
 export PYTHONDONTWRITEBYTECODE := 1
 
 .PHONY: help setup system venv tools demo serve test check lint typecheck format bench bench-extract \
@@ -40,7 +42,7 @@ venv: .venv/.installed
 	@$(PY) -c "import browser_core, search, gemini, playwright, trafilatura" && touch $@
 
 # The real Gemini CLI for the compatibility test (skipped with a reason if npm is missing).
-tools: .tools/.installed
+tools: .tools/.installed .tools/.mcp-installed
 .tools/.installed:
 	@if command -v npm >/dev/null; then \
 	  npm install --silent --no-audit --no-fund --prefix .tools @google/gemini-cli@$(GEMINI_CLI_VERSION) >/dev/null 2>&1 \
@@ -49,6 +51,15 @@ tools: .tools/.installed
 	@if command -v npm >/dev/null; then \
 	  (cd bench && npm install --silent --no-audit --no-fund >/dev/null 2>&1) \
 	    || echo "warning: could not install bench/node_modules; the bench smoke test skips the Node row"; fi
+
+# The MCP clients hosts are built on (TypeScript SDK, Inspector CLI) for the client tests.
+.tools/.mcp-installed:
+	@if command -v npm >/dev/null; then \
+	  npm install --silent --no-audit --no-fund --prefix .tools \
+	    @modelcontextprotocol/sdk@$(MCP_SDK_VERSION) \
+	    @modelcontextprotocol/inspector@$(MCP_INSPECTOR_VERSION) >/dev/null 2>&1 \
+	    && touch $@ || echo "warning: could not install the MCP SDK and Inspector; their client tests will be skipped"; \
+	else echo "warning: npm not found; the MCP client tests (TypeScript SDK, Inspector) will be skipped"; fi
 
 demo: setup
 	@$(SB) demo

@@ -22,7 +22,15 @@ from ._faces import (
 from ._forward import forward_to, reachable_service, service_for, walk_from_reply
 from ._results import error_result, success_result, walk_result
 from ._server import build_server, run_tool
-from ._tools import TOOLS, TOOLS_BY_NAME, BrowseCall, McpTool, call_timeout_s, output_schema
+from ._tools import (
+    TOOLS,
+    TOOLS_BY_NAME,
+    BrowseCall,
+    McpTool,
+    ToolFailure,
+    call_timeout_s,
+    output_schema,
+)
 
 __all__ = [
     "TOOLS",
@@ -30,6 +38,7 @@ __all__ = [
     "BrowseCall",
     "McpHttpApp",
     "McpTool",
+    "ToolFailure",
     "build_server",
     "call_timeout_s",
     "caller_gone",

@@ -1,5 +1,7 @@
 """A walk as an MCP tool result: the envelope as text, the result as structured content, a
-failure as a tool error naming its failure kind and fix."""
+failure as a tool error naming its failure kind and fix in its text (what every host shows
+the model) and as a `ToolFailure` that matches the declared output schema (the TypeScript SDK
+rejects a result whose structured content does not, errors included)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from mcp import types
 from browser_core import FailureKind, Hop, ToolExecutionResult
 
 from .._routing import Walk
+from ._tools import ToolFailure
 
 # What to do about a failure whose hop carries no hint of its own.
 FIXES: dict[str, str] = {
@@ -67,18 +70,21 @@ def error_result(
         if hop.hint and hop.hint != fix:
             line += f"; fix: {hop.hint}"
         lines.append(line)
+    failure = ToolFailure(
+        failure_kind=_known_kind(kind), message=message, fix=fix, chain=chain, result=result
+    )
     return types.CallToolResult(
         content=[types.TextContent(type="text", text="\n".join(lines))],
-        structuredContent={
-            "ok": False,
-            "failure_kind": str(kind),
-            "fix": fix,
-            "message": message,
-            "chain": [hop.model_dump(mode="json") for hop in chain],
-            "result": result.model_dump(mode="json") if result else None,
-        },
+        structuredContent=failure.model_dump(mode="json"),  # matches the output schema
         isError=True,
     )
+
+
+def _known_kind(kind: str) -> FailureKind:
+    try:
+        return FailureKind(kind)
+    except ValueError:
+        return FailureKind.ERROR
 
 
 def walk_result(tool: str, walk: Walk) -> types.CallToolResult:

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Awaitable
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from mcp import types
+from pydantic import BaseModel, Field, TypeAdapter
 
-from browser_core import Settings, ToolExecutionResult
+from browser_core import FailureKind, Hop, Settings, ToolExecutionResult
 
 from .._routing import Walk
 from .._types import ACTION_SPECS, ActionSpec, ToolContext
@@ -210,6 +211,26 @@ TOOLS: tuple[McpTool, ...] = (
 TOOLS_BY_NAME = {tool.name: tool for tool in TOOLS}
 
 
+class ToolFailure(BaseModel):
+    """The structured content of a failed call (`isError: true`): what failed, its failure
+    kind and fix, the providers tried, and the result when there is one (a refusal)."""
+
+    ok: Literal[False] = False
+    failure_kind: FailureKind
+    message: str
+    fix: str
+    chain: list[Hop] = Field(default_factory=list)
+    result: ToolExecutionResult | None = None
+
+
 def output_schema() -> dict[str, Any]:
-    """The structured content of a successful call: the `ToolExecutionResult` itself."""
-    return ToolExecutionResult.model_json_schema(mode="serialization")
+    """The structured content of every call: the `ToolExecutionResult` itself on success,
+    a `ToolFailure` on a tool error. Declared as one object schema with both shapes, since
+    SDKs (the TypeScript one) check structured content against it on errors too."""
+    union = TypeAdapter(ToolExecutionResult | ToolFailure).json_schema(mode="serialization")
+    return {
+        "type": "object",
+        "title": "ToolOutcome",
+        "description": "a ToolExecutionResult (the answer) or a ToolFailure (isError: true)",
+        **union,
+    }
