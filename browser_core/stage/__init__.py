@@ -12,3 +12,32 @@ shown ("this passage", "this result", "this player"); the stage does it.
   opened result, the player in theater mode); `_caption`: an optional caption of what the
   assistant does.
 """
+
+from ._caption import caption_for, show_caption
+from ._focus import (
+    BUDGET_S,
+    CAP_S,
+    PASSAGE,
+    RESULT,
+    bounded,
+    finish,
+    show_passage,
+    show_player,
+    show_result,
+    start,
+)
+
+__all__ = [
+    "BUDGET_S",
+    "CAP_S",
+    "PASSAGE",
+    "RESULT",
+    "bounded",
+    "caption_for",
+    "finish",
+    "show_caption",
+    "show_passage",
+    "show_player",
+    "show_result",
+    "start",
+]

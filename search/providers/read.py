@@ -1,4 +1,5 @@
-"""Page read on the broadcast tab: open the URL visibly, extract the main text.
+"""Page read on the broadcast tab: open the URL visibly, extract the main text, and show
+viewers the passage the answer carries (scrolled to and highlighted by the stage).
 
 Waits for the DOM plus a capped settle (never an unbounded networkidle). Non-HTML
 responses, downloads and HTTP errors are outcomes with their status, not exceptions: the
@@ -30,6 +31,7 @@ from browser_core import (
     is_allowed,
     trim_heap,
 )
+from browser_core.stage import show_caption, show_passage
 from search._types import Request
 from search.parsers.google import detect_interstitial
 
@@ -169,9 +171,21 @@ async def read_page(
     url = await driver.check(url)
 
     async def op(page: Any) -> PageRead:
-        return await read_in_page(driver, page, url, settings, checked=True)
+        read = await read_in_page(driver, page, url, settings, checked=True)
+        await show_read(page, read, settings)
+        return read
 
     return await driver.run("read", op, timeout=timeout)
+
+
+async def show_read(page: Any, read: PageRead, settings: Settings) -> None:
+    """The screen follows the answer: the passage the envelope carries highlighted and
+    scrolled to, the caption naming the site; the answer waits 100 ms for it at most."""
+    if read.outcome != "ok" or read.blocked:
+        return
+    await asyncio.gather(
+        show_passage(page, read.text), show_caption(page, "read", read.final_url, settings)
+    )
 
 
 def describe(read: PageRead) -> str:

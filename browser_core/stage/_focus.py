@@ -1,0 +1,367 @@
+"""The screen follows the answer: the spoken passage scrolled to and highlighted, the result a
+search opens marked on the results page, the player in theater mode (or fullscreen).
+
+Nothing here changes the page's DOM: scripts run in an isolated world of our own
+(`Page.createIsolatedWorld`), the marks are CSS Custom Highlights, and their style lives in a
+DevTools inspector stylesheet (`CSS.createStyleSheet`), which is in no `document.styleSheets`,
+no `adoptedStyleSheets` and no MutationObserver record of the page. (Chromium 156 keeps one
+`CSS.highlights` registry per window: the page's own scripts can list our highlight's name and
+delete it, but never see an element, attribute or style of ours.) Every step is bounded: the
+answer waits at most `BUDGET_S` for it; the rest finishes in the background, capped, or not at
+all, and never raises.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Awaitable
+from typing import Any
+
+import structlog
+
+log = structlog.get_logger("browser_core.stage")
+
+BUDGET_S = 0.1  # the most an answer ever waits for the stage
+CAP_S = 5.0  # what is still unfinished then gives up after this long, in the background
+WORLD = "stream-browser-stage"
+PASSAGE = "stream-browser-passage"
+RESULT = "stream-browser-result"
+STYLE = (
+    f"::highlight({PASSAGE}) {{ background-color: rgba(255, 221, 0, 0.55); color: inherit; }}\n"
+    f"::highlight({RESULT}) {{ background-color: rgba(255, 221, 0, 0.75); color: inherit;"
+    " text-decoration: underline 3px rgb(230, 120, 0); }\n"
+)
+# Where no theater mode of the site's own answered (a layout change, a stand-in page): the
+# player fills the viewport by our stylesheet, still without touching the page's DOM.
+PLAYER_FILL = (
+    "#movie_player, .html5-video-player { position: fixed !important; inset: 0 !important;"
+    " width: 100vw !important; height: 100vh !important; max-width: none !important;"
+    " max-height: none !important; z-index: 2147483646 !important; background: #000 }\n"
+    "#movie_player video, .html5-video-player video { width: 100% !important;"
+    " height: 100% !important; left: 0 !important; top: 0 !important;"
+    " object-fit: contain !important }\n"
+)
+MAX_PARAGRAPHS = 80
+MAX_NODES = 20000
+MATCH_MS = 40  # the text match's own time limit, inside the page
+
+# Jump near the target at once (so it is in view when the answer returns), then glide the
+# last stretch smoothly: a smooth scroll across a long article takes about 1.5 s in Chromium.
+_SCROLL_JS = r"""
+const sbScrollTo = (range) => {
+  const ih = innerHeight, r = range.getBoundingClientRect();
+  const target = scrollY + r.top - 0.25 * ih;
+  if (r.top >= 0.08 * ih && r.bottom <= 0.9 * ih) return;
+  const gap = target - scrollY, glide = Math.min(Math.abs(gap), 0.2 * ih) * Math.sign(gap);
+  window.scrollTo({top: target - glide, behavior: 'instant'});
+  window.scrollTo({top: target, behavior: 'smooth'});
+};
+const sbReady = (capMs) => document.readyState !== 'loading' ? null : new Promise((done) => {
+  document.addEventListener('DOMContentLoaded', done, {once: true});
+  setTimeout(done, capMs);
+});
+const sbRect = (range) => {
+  const r = range.getBoundingClientRect();
+  return {top: r.top, bottom: r.bottom, left: r.left, right: r.right,
+          vw: innerWidth, vh: innerHeight};
+};
+"""
+
+_PASSAGE_JS = (
+    r"""async ({paragraphs, name, maxNodes, maxMs, capMs}) => {
+"""
+    + _SCROLL_JS
+    + r"""
+  await sbReady(capMs);
+  const t0 = performance.now();
+  const root = document.body || document.documentElement;
+  if (!root) return {found: 0, why: 'no document'};
+  const skip = /^(SCRIPT|STYLE|NOSCRIPT|TEMPLATE|TEXTAREA|SELECT|OPTION|TITLE)$/;
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {acceptNode: (n) =>
+    n.parentElement && skip.test(n.parentElement.tagName)
+      ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT});
+  // Whitespace is dropped on both sides: the DOM and the extractor space text differently.
+  const nodes = [], mapNode = [], mapOff = [];
+  let flat = '';
+  for (let n = walker.nextNode(); n && nodes.length < maxNodes; n = walker.nextNode()) {
+    const text = n.data, index = nodes.length;
+    nodes.push(n);
+    let kept = '';
+    for (let i = 0; i < text.length; i++) {
+      const c = text[i];
+      if (c.trim() === '') continue;
+      kept += c; mapNode.push(index); mapOff.push(i);
+    }
+    flat += kept;
+  }
+  const ranges = [];
+  let cursor = 0;
+  for (const para of paragraphs) {
+    if (performance.now() - t0 > maxMs) break;
+    const needle = para.replace(/\s+/g, '');
+    if (needle.length < 2) continue;
+    const head = needle.slice(0, 48), tail = needle.slice(-32);
+    let at = flat.indexOf(head, cursor);
+    if (at < 0) at = flat.indexOf(head);
+    if (at < 0) continue;
+    let end = flat.indexOf(tail, at + Math.max(0, head.length - tail.length));
+    if (end < 0 || end - at > needle.length * 1.5 + 64) {
+      end = Math.min(at + needle.length, flat.length) - tail.length;
+    }
+    end = Math.min(end + tail.length, flat.length);
+    const range = new Range();
+    range.setStart(nodes[mapNode[at]], mapOff[at]);
+    range.setEnd(nodes[mapNode[end - 1]], mapOff[end - 1] + 1);
+    ranges.push(range);
+    cursor = end;
+  }
+  if (!ranges.length) return {found: 0, why: 'no paragraph matched', nodes: nodes.length};
+  CSS.highlights.set(name, new Highlight(...ranges));
+  sbScrollTo(ranges[0]);
+  return {found: ranges.length, of: paragraphs.length, rect: sbRect(ranges[0]),
+          ms: Math.round(performance.now() - t0)};
+}"""
+)
+
+_RESULT_JS = (
+    r"""async ({url, name, capMs}) => {
+"""
+    + _SCROLL_JS
+    + r"""
+  await sbReady(capMs);
+  const wanted = (href) => {
+    if (href === url) return true;
+    try {
+      const u = new URL(href);
+      const q = u.searchParams.get('q') || u.searchParams.get('url');
+      return u.pathname === '/url' && q === url;
+    } catch (e) { return false; }
+  };
+  const anchors = document.querySelectorAll('a[href]');
+  let best = null;
+  for (let i = 0; i < anchors.length && i < 5000; i++) {
+    const a = anchors[i];
+    if (!wanted(a.href)) continue;
+    const title = a.querySelector('h3') || (a.closest('h3'));
+    if (title) { best = title; break; }
+    if (!best && a.textContent.trim()) best = a;
+  }
+  if (!best) return {found: 0, why: 'the result is not on the page'};
+  const range = new Range();
+  range.selectNodeContents(best);
+  CSS.highlights.set(name, new Highlight(range));
+  sbScrollTo(range);
+  return {found: 1, rect: sbRect(range)};
+}"""
+)
+
+_PLAYER_JS = r"""async ({fullscreen}) => {
+  const player = document.querySelector('#movie_player, .html5-video-player');
+  if (!player) return {mode: 'none', why: 'no player on the page'};
+  const flexy = document.querySelector('ytd-watch-flexy');
+  const rect = () => { const r = player.getBoundingClientRect();
+    return {top: r.top, bottom: r.bottom, left: r.left, right: r.right,
+            width: r.width, height: r.height, vw: innerWidth, vh: innerHeight}; };
+  const fills = () => rect().width >= 0.95 * innerWidth;
+  if (fullscreen) {
+    if (!document.fullscreenElement) {
+      try { await player.requestFullscreen(); } catch (e) { return {mode: 'none', why: String(e)}; }
+    }
+    return {mode: 'fullscreen', rect: rect()};
+  }
+  const theater = () => !!(flexy && (flexy.hasAttribute('theater') || flexy.theater)) || fills();
+  if (theater()) return {mode: 'theater', rect: rect(), already: true};
+  const button = document.querySelector('.ytp-size-button');
+  if (button) {
+    button.click();
+    for (let i = 0; i < 10 && !theater(); i++) await new Promise((r) => requestAnimationFrame(r));
+    if (theater()) return {mode: 'theater', rect: rect(), by: 'button'};
+  }
+  return {mode: 'none', why: 'no theater control answered', rect: rect()};
+}"""
+
+_BLUR_JS = r"""() => { const a = document.activeElement;
+  if (a && (a.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(a.tagName))) a.blur();
+  const f = document.querySelector('ytd-watch-flexy');
+  return !!(f && (f.hasAttribute('theater') || f.theater)); }"""
+
+
+class World:
+    """Our isolated world in the page's main frame, over a CDP session of its own."""
+
+    def __init__(self, session: Any, frame_id: str, context_id: int) -> None:
+        self.session = session
+        self.frame_id = frame_id
+        self.context_id = context_id
+
+    @classmethod
+    async def open(cls, page: Any) -> World:
+        session = await page.context.new_cdp_session(page)
+        try:
+            tree = await session.send("Page.getFrameTree")
+            frame_id = tree["frameTree"]["frame"]["id"]
+            world = await session.send(
+                "Page.createIsolatedWorld", {"frameId": frame_id, "worldName": WORLD}
+            )
+        except BaseException:
+            await _detach(session)
+            raise
+        return cls(session, frame_id, int(world["executionContextId"]))
+
+    async def call(self, function: str, arg: Any = None, *, gesture: bool = False) -> Any:
+        """Run `function(arg)` in our world; its JSON value (None when it threw)."""
+        reply = await self.session.send(
+            "Runtime.evaluate",
+            {
+                "expression": f"({function})({json.dumps(arg)})",
+                "contextId": self.context_id,
+                "returnByValue": True,
+                "awaitPromise": True,
+                "userGesture": gesture,
+            },
+        )
+        if "exceptionDetails" in reply:
+            detail = reply["exceptionDetails"]
+            log.debug("stage.script_failed", error=str(detail.get("text", ""))[:200])
+            return None
+        return reply.get("result", {}).get("value")
+
+    async def style(self, text: str) -> None:
+        """Our stylesheet for this document (DevTools' inspector sheet: no DOM node)."""
+        send = self.session.send
+        await send("DOM.enable")
+        await send("CSS.enable")
+        try:
+            sheet = await send("CSS.createStyleSheet", {"frameId": self.frame_id})
+            await send(
+                "CSS.setStyleSheetText", {"styleSheetId": sheet["styleSheetId"], "text": text}
+            )
+        finally:
+            await send("CSS.disable")
+            await send("DOM.disable")
+
+    async def close(self) -> None:
+        await _detach(self.session)
+
+
+async def _detach(session: Any) -> None:
+    try:
+        await session.detach()
+    except Exception:  # the page or Chrome is gone: nothing left to detach
+        return
+
+
+def _consume(task: asyncio.Future[Any]) -> None:
+    """Retrieve a background step's outcome so no 'exception was never retrieved' is printed."""
+    if not task.cancelled() and task.exception() is not None:
+        log.debug("stage.step_failed", error=str(task.exception())[:200])
+
+
+def start(step: Awaitable[Any]) -> asyncio.Future[Any]:
+    """Begin a stage step in the background, capped at `CAP_S`, its failure swallowed."""
+    task = asyncio.ensure_future(asyncio.wait_for(step, CAP_S))
+    task.add_done_callback(_consume)
+    return task
+
+
+async def finish(what: str, task: asyncio.Future[Any], budget_s: float = BUDGET_S) -> Any:
+    """Wait at most `budget_s` more for a started step; its value, or None when it is late
+    (it keeps going in the background and may still show its mark) or failed. Logs
+    `stage.shown` with the time the answer waited for it."""
+    started = time.perf_counter()
+    done, _ = await asyncio.wait({task}, timeout=budget_s)
+    waited_ms = round((time.perf_counter() - started) * 1000, 1)
+    value = None
+    if done and not task.cancelled() and task.exception() is None:
+        value = task.result()
+    log.info("stage.shown", what=what, waited_ms=waited_ms, late=not done, ok=value is not None)
+    return value
+
+
+async def bounded(what: str, step: Awaitable[Any], budget_s: float = BUDGET_S) -> Any:
+    """`step` started and waited for at most `budget_s` (see `finish`)."""
+    return await finish(what, start(step), budget_s)
+
+
+async def _in_world(page: Any, function: str, arg: Any, css: str, gesture: bool = False) -> Any:
+    """Run our script now; our stylesheet goes in beside it (enabling DevTools' CSS agent
+    costs 60-150 ms on a real page: the marks take their colour a moment later, the answer
+    never waits for it)."""
+    world = await World.open(page)
+    styled = start(world.style(css))
+    try:
+        return await world.call(function, arg, gesture=gesture)
+    finally:
+        start(_close_after(world, styled))
+
+
+async def _close_after(world: World, step: asyncio.Future[Any]) -> None:
+    try:
+        await asyncio.wait({step}, timeout=CAP_S)
+    finally:
+        await world.close()
+
+
+def passage_paragraphs(text: str, limit: int = MAX_PARAGRAPHS) -> list[str]:
+    """The paragraphs of the text the envelope carries, as the page shows them (bounded)."""
+    return [line.strip() for line in text.splitlines() if line.strip()][:limit]
+
+
+async def show_passage(page: Any, text: str, *, budget_s: float = BUDGET_S) -> Any:
+    """Highlight the paragraphs of `text` where they are on the page; scroll to the first.
+
+    Returns what was found (`found`, `rect` of the first paragraph) or None (late, failed,
+    or nothing to show)."""
+    paragraphs = passage_paragraphs(text)
+    if not paragraphs:
+        return None
+    arg = {
+        "paragraphs": paragraphs,
+        "name": PASSAGE,
+        "maxNodes": MAX_NODES,
+        "maxMs": MATCH_MS,
+        "capMs": int(CAP_S * 1000),
+    }
+    return await bounded("passage", _in_world(page, _PASSAGE_JS, arg, STYLE), budget_s)
+
+
+async def show_result(page: Any, url: str, *, budget_s: float = BUDGET_S) -> Any:
+    """Mark the search result that links to `url` on the results page, and scroll to it."""
+    arg = {"url": url, "name": RESULT, "capMs": int(CAP_S * 1000)}
+    return await bounded("result", _in_world(page, _RESULT_JS, arg, STYLE), budget_s)
+
+
+async def _theater(page: Any, fullscreen: bool) -> Any:
+    world = await World.open(page)
+    try:
+        if fullscreen:
+            return await world.call(_PLAYER_JS, {"fullscreen": True}, gesture=True)
+        if not await world.call(_BLUR_JS):  # YouTube's own key first: `t`, focus off inputs
+            await _press(world.session, "t", "KeyT", 84)
+        shown = await world.call(_PLAYER_JS, {"fullscreen": False}, gesture=True)
+        if shown and shown.get("mode") == "theater":
+            return shown
+        await world.style(STYLE + PLAYER_FILL)  # the site did not answer: our own frame
+        return {"mode": "fill", "rect": (shown or {}).get("rect")}
+    finally:
+        await world.close()
+
+
+async def _press(session: Any, key: str, code: str, vk: int) -> None:
+    base = {"key": key, "code": code, "windowsVirtualKeyCode": vk, "nativeVirtualKeyCode": vk}
+    await session.send("Input.dispatchKeyEvent", {"type": "keyDown", "text": key, **base})
+    await session.send("Input.dispatchKeyEvent", {"type": "keyUp", **base})
+    await asyncio.sleep(0.03)  # the site's key handler and a frame of layout
+
+
+async def show_player(page: Any, *, fullscreen: bool = False, budget_s: float = BUDGET_S) -> Any:
+    """Theater mode (YouTube's `t` key, then its size button, then our own frame), or the
+    player fullscreen (`SB_VIDEO_FULLSCREEN=true`, a request made with our user gesture)."""
+    return await bounded("player", _theater(page, fullscreen), budget_s)
+
+
+def run_all(*steps: Awaitable[Any]) -> Awaitable[list[Any]]:
+    """Several stage steps at once (each already bounded): the answer waits for the slowest."""
+    return asyncio.gather(*steps)
