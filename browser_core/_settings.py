@@ -119,10 +119,6 @@ class Settings(BaseSettings):
     # assistant does ("Searching: ..."), and the video fullscreen instead of theater mode.
     caption: bool = Field(default=False, validation_alias="SB_CAPTION")
     video_fullscreen: bool = Field(default=False, validation_alias="SB_VIDEO_FULLSCREEN")
-    # What the audience sees (browser_core/stage/_focus.py, _caption.py): a caption of what the
-    # assistant does ("Searching: ..."), and the video fullscreen instead of theater mode.
-    caption: bool = Field(default=False, validation_alias="SB_CAPTION")
-    video_fullscreen: bool = Field(default=False, validation_alias="SB_VIDEO_FULLSCREEN")
 
     # Google
     # "auto": hl and gl follow the query's script (Hangul -> ko/kr, ...), else the fallback.
