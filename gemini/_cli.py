@@ -51,6 +51,7 @@ from ._session import (
     read_record,
     remove_paths,
     run_files,
+    stale_runs,
     valid_session_id,
 )
 
@@ -630,9 +631,10 @@ def _error_reports(run: CliRun, env: Mapping[str, str]) -> list[Path]:
 
 
 def forget_run(run: CliRun, *, env: Mapping[str, str], workdir: Path) -> int:
-    """Delete what the CLI kept of this run (record, logs, error reports); how many went."""
+    """Delete what the CLI kept of this run (record, logs, error reports), and of earlier
+    runs killed at their timeout (their session id was never printed); how many went."""
     home, session_id = gemini_dir(dict(env)), session_id_of(run)
-    paths = _error_reports(run, env)
+    paths = _error_reports(run, env) + stale_runs(home, workdir, time.time())
     if session_id is not None:
         found = find_record(home, workdir, session_id)
         project = found[0] if found else next(project_dirs(home, workdir), None)

@@ -33,6 +33,8 @@ _SOURCE_LINE = re.compile(r"^\[(\d{1,4})\] (.*) \((\S+)\)$")
 _MARKER_RUN = re.compile(r"[ \t]*(?:\[\d{1,4}(?:\s*,\s*\d{1,4})*\])+")
 _NUMBER = re.compile(r"\d+")
 _MAX_RECORD_BYTES = 32 * 1024 * 1024
+# A record in our own project folder this old has no live run (GEMINI_TIMEOUT_S <= 600).
+STALE_AFTER_S = 660.0
 
 
 class RecordError(Exception):
@@ -261,6 +263,22 @@ def run_files(project: Path, record: Path | None, session_id: str) -> list[Path]
         project / "chats" / session_id,
     ]
     return [record, *paths] if record is not None else paths
+
+
+def stale_runs(home: Path, workdir: Path, now: float) -> list[Path]:
+    """The files of runs that ended without an answer to read (killed at the timeout), in
+    the project folder registered for our private working directory alone."""
+    slug = _registered_slug(home, workdir)
+    if slug is None:
+        return []
+    project, paths = home / "tmp" / slug, []
+    for record in (project / "chats").glob("session-*.json*"):
+        with contextlib.suppress(OSError):
+            head = _first_record(record) if record.stat().st_mtime < now - STALE_AFTER_S else None
+            session_id = valid_session_id(head.get("sessionId") if isinstance(head, dict) else None)
+            if session_id is not None:
+                paths += run_files(project, record, session_id)
+    return paths
 
 
 def remove_paths(paths: list[Path]) -> list[Path]:

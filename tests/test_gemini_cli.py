@@ -585,3 +585,31 @@ def test_the_cli_error_report_in_the_temp_folder_is_deleted(
     assert failure(settings_for()).kind == "gemini-bad-response"
     assert not report.exists()
     assert elsewhere.exists()  # not the CLI's temp folder: not ours to remove
+
+
+def test_records_of_runs_killed_at_the_timeout_are_swept_from_our_project_folder(
+    bin_dir: Path,
+) -> None:
+    """A run killed at its timeout never printed its session id: its record is removed by a
+    later run once no live run can own it, in the folder registered for our working
+    directory only."""
+    fake(bin_dir)
+    home = home_of(bin_dir) / ".gemini"
+    workdir = _cli.private_workdir()
+    (home / "tmp").mkdir(parents=True)
+    (home / "projects.json").write_text(json.dumps({"projects": {str(workdir): "cwd"}}))
+    chats, elsewhere = home / "tmp" / "cwd" / "chats", home / "tmp" / "user-project" / "chats"
+    records = {}
+    for name, folder, age_s in [
+        ("stale", chats, 700),
+        ("live", chats, 30),
+        ("user", elsewhere, 700),
+    ]:
+        folder.mkdir(parents=True, exist_ok=True)
+        sid = f"{name:0<8}-0000-4000-8000-000000000000"
+        path = folder / f"session-2026-12-01T08-00-{sid[:8]}.jsonl"
+        path.write_text(json.dumps({"sessionId": sid}) + "\n")
+        os.utime(path, (time.time() - age_s, time.time() - age_s))
+        records[name] = path
+    ask(settings_for())
+    assert session_files(home.parent) == sorted([records["live"], records["user"]])
