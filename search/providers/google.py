@@ -1,4 +1,5 @@
-"""Google search on the broadcast tab: navigate visibly, answer consent, detect the captcha.
+"""Google search on the broadcast tab: navigate visibly, answer consent, detect the captcha,
+and mark on the results page the result the answer leads with (the one a read opens next).
 
 For speed the result page is parsed from the HTTP response body as soon as it has arrived,
 while Chromium keeps rendering the page for viewers (time-to-answer does not wait for paint).
@@ -26,11 +27,12 @@ from browser_core import (
     Source,
     trim_heap,
 )
+from browser_core.stage import show_caption, show_result
 from search._language import google_locale
 from search._types import Request
 from search.parsers._models import SerpPage
 from search.parsers.google import parse_serp
-from search.providers.read import PageRead, read_in_page
+from search.providers.read import PageRead, read_in_page, show_read
 
 log = structlog.get_logger(__name__)
 
@@ -124,6 +126,15 @@ async def _load_serp(driver: Driver, page: Any, url: str, settings: Settings) ->
     return serp
 
 
+async def show_serp(page: Any, serp: SerpPage, query: str, settings: Settings) -> None:
+    """The screen follows the answer: the results page stays in view with the result the
+    answer leads with (and a read of the top results opens next) marked, and the caption
+    says what was searched; the answer waits 100 ms for it at most."""
+    await asyncio.gather(
+        show_result(page, serp.results[0].url), show_caption(page, "search", query, settings)
+    )
+
+
 async def google_search(
     driver: Driver,
     query: str,
@@ -137,12 +148,16 @@ async def google_search(
 
     async def op(page: Any) -> tuple[SerpPage, list[PageRead]]:
         serp = await _load_serp(driver, page, url, settings)
+        if serp.results and not serp.blocked:
+            await show_serp(page, serp, query, settings)
         reads = []
         for result in serp.results[:read_top]:
             try:
                 reads.append(await read_in_page(driver, page, result.url, settings))
             except Exception as exc:
                 log.info("google.read_top_failed", url=result.url[:200], error=str(exc)[:200])
+        if reads:  # the tab shows the last page read: its passage, like a read's
+            await show_read(page, reads[-1], settings)
         return serp, reads
 
     return await driver.run("google.search", op, timeout=timeout)
