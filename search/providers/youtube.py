@@ -1,7 +1,8 @@
 """YouTube playback on the broadcast tab: find the video, make it play with sound, skip ads.
 
 Playback is confirmed by watching `currentTime` advance, not by trusting a click. Ads are
-skipped when their skip button appears. `stop` leaves the tab on a neutral page.
+skipped when their skip button appears; then the player goes to theater mode (fullscreen
+with `SB_VIDEO_FULLSCREEN=true`). `stop` leaves the tab on a neutral page.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import asyncio
 import contextlib
 import re
 import time
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
@@ -26,6 +28,7 @@ from browser_core import (
     Settings,
     Source,
 )
+from browser_core.stage import CAP_S, finish, show_caption, show_player, start
 from search._types import Request
 from search.parsers._models import YoutubeVideo
 from search.parsers.google import detect_interstitial
@@ -136,10 +139,20 @@ async def _start(page: Any) -> bool | None:
     return True
 
 
-async def _confirm(page: Any, seconds: float) -> tuple[dict[str, Any] | None, bool, bool]:
+async def _show_playing(page: Any, title: str, settings: Settings) -> tuple[Any, Any]:
+    return await asyncio.gather(
+        show_player(page, fullscreen=settings.video_fullscreen, budget_s=CAP_S),
+        show_caption(page, "play", title, settings, budget_s=CAP_S),
+    )
+
+
+async def _confirm(
+    page: Any, seconds: float, on_play: Callable[[], None] | None = None
+) -> tuple[dict[str, Any] | None, bool, bool]:
     """Skip ads as they appear. Returns the last state, whether an ad was skipped, and
     whether currentTime advanced on the real video (a media element that is not paused
-    but stalled, or still waiting for data, is not playing)."""
+    but stalled, or still waiting for data, is not playing). `on_play` is called when the
+    real video first plays, while its progress is still being confirmed."""
     skipped = False
     first: float | None = None
     until = time.monotonic() + seconds
@@ -156,6 +169,8 @@ async def _confirm(page: Any, seconds: float) -> tuple[dict[str, Any] | None, bo
         elif state and not state["paused"]:
             if first is None:
                 first = state["t"]
+                if on_play is not None:
+                    on_play()
             elif state["t"] > first + 0.2:
                 return state, skipped, True
         await asyncio.sleep(0.25)
@@ -191,7 +206,16 @@ async def play_in_page(
     muted = await _start(page)
     if muted is None:
         return status.model_copy(update={"problem": _NO_PLAYER})
-    state, skipped, advanced = await _confirm(page, confirm_s)
+    stage: asyncio.Future[Any] | None = None
+
+    def on_play() -> None:  # the ad is gone and the video plays: it fills the frame
+        nonlocal stage
+        if stage is None:
+            stage = start(_show_playing(page, status.title, settings))
+
+    state, skipped, advanced = await _confirm(page, confirm_s, on_play)
+    if stage is not None:  # begun while playback was confirmed: at most 100 ms more
+        await finish("player", stage)
     return status.model_copy(
         update={
             "playing": bool(advanced and state and not state["paused"] and not state["ad"]),
