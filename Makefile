@@ -6,6 +6,7 @@ PY := .venv/bin/python
 SB := .venv/bin/stream-browser
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 GEMINI_CLI_VERSION := 0.61.0
+AUTOCONSENT_VERSION := 16.23.0
 MCP_SDK_VERSION := 1.32.2
 MCP_INSPECTOR_VERSION := 0.15.0
 export PYTHONDONTWRITEBYTECODE := 1
@@ -27,6 +28,8 @@ system:
 	@missing=""; \
 	command -v chromium >/dev/null || command -v google-chrome >/dev/null || missing="$$missing chromium"; \
 	command -v Xvfb >/dev/null || missing="$$missing xvfb"; \
+	dpkg -s fonts-noto-cjk >/dev/null 2>&1 || missing="$$missing fonts-noto-cjk"; \
+	dpkg -s fonts-noto-color-emoji >/dev/null 2>&1 || missing="$$missing fonts-noto-color-emoji"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; \
@@ -42,7 +45,7 @@ venv: .venv/.installed
 	@$(PY) -c "import browser_core, search, gemini, playwright, trafilatura" && touch $@
 
 # The real Gemini CLI for the compatibility test (skipped with a reason if npm is missing).
-tools: .tools/.installed .tools/.mcp-installed
+tools: .tools/.installed .tools/.mcp-installed .tools/.autoconsent-$(AUTOCONSENT_VERSION)
 .tools/.installed:
 	@if command -v npm >/dev/null; then \
 	  npm install --silent --no-audit --no-fund --prefix .tools @google/gemini-cli@$(GEMINI_CLI_VERSION) >/dev/null 2>&1 \
@@ -60,6 +63,14 @@ tools: .tools/.installed .tools/.mcp-installed
 	    @modelcontextprotocol/inspector@$(MCP_INSPECTOR_VERSION) >/dev/null 2>&1 \
 	    && touch $@ || echo "warning: could not install the MCP SDK and Inspector; their client tests will be skipped"; \
 	else echo "warning: npm not found; the MCP client tests (TypeScript SDK, Inspector) will be skipped"; fi
+
+# DuckDuckGo's consent-banner rules, injected into the broadcast tab (browser_core/stage/_consent.py).
+.tools/.autoconsent-$(AUTOCONSENT_VERSION):
+	@if command -v npm >/dev/null; then \
+	  npm install --silent --no-audit --no-fund --save-exact --prefix .tools \
+	    @duckduckgo/autoconsent@$(AUTOCONSENT_VERSION) >/dev/null 2>&1 \
+	    && touch $@ || echo "warning: could not install @duckduckgo/autoconsent; consent banners will stay on the broadcast screen"; \
+	else echo "warning: npm not found; consent banners will stay on the broadcast screen (@duckduckgo/autoconsent not installed)"; fi
 
 demo: setup
 	@$(SB) demo
