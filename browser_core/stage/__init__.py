@@ -14,27 +14,39 @@ shown ("this passage", "this result", "this player"); the stage does it.
 """
 
 from ._caption import caption_for, show_caption
+from ._consent import consent_check, consent_problem, install_consent
 from ._focus import (
     BUDGET_S,
     CAP_S,
     PASSAGE,
     RESULT,
     bounded,
+    drain,
     finish,
+    prepare,
     show_passage,
     show_player,
     show_result,
     start,
 )
+from ._fonts import FontCheck, cached_font_check, check_fonts
 
 __all__ = [
     "BUDGET_S",
     "CAP_S",
     "PASSAGE",
     "RESULT",
+    "FontCheck",
     "bounded",
+    "cached_font_check",
     "caption_for",
+    "check_fonts",
+    "consent_check",
+    "consent_problem",
+    "drain",
     "finish",
+    "install_consent",
+    "prepare",
     "show_caption",
     "show_passage",
     "show_player",

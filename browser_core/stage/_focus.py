@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+import weakref
 from collections.abc import Awaitable
 from typing import Any
 
@@ -259,11 +260,25 @@ def _consume(task: asyncio.Future[Any]) -> None:
         log.debug("stage.step_failed", error=str(task.exception())[:200])
 
 
+_PENDING: set[asyncio.Future[Any]] = set()
+
+
 def start(step: Awaitable[Any]) -> asyncio.Future[Any]:
     """Begin a stage step in the background, capped at `CAP_S`, its failure swallowed."""
     task = asyncio.ensure_future(asyncio.wait_for(step, CAP_S))
     task.add_done_callback(_consume)
+    _PENDING.add(task)
+    task.add_done_callback(_PENDING.discard)
     return task
+
+
+async def drain(timeout: float = 1.0) -> int:
+    """Let the stage's background steps finish (at most `timeout`) before the event loop
+    ends: a one-shot command exits right after its answer, and would cut a mark half-made.
+    Returns how many were still running then."""
+    if _PENDING:
+        await asyncio.wait(set(_PENDING), timeout=timeout)
+    return len(_PENDING)
 
 
 async def finish(what: str, task: asyncio.Future[Any], budget_s: float = BUDGET_S) -> Any:
@@ -285,23 +300,71 @@ async def bounded(what: str, step: Awaitable[Any], budget_s: float = BUDGET_S) -
     return await finish(what, start(step), budget_s)
 
 
-async def _in_world(page: Any, function: str, arg: Any, css: str, gesture: bool = False) -> Any:
-    """Run our script now; our stylesheet goes in beside it (enabling DevTools' CSS agent
-    costs 60-150 ms on a real page: the marks take their colour a moment later, the answer
-    never waits for it)."""
-    world = await World.open(page)
-    styled = start(world.style(css))
-    try:
-        return await world.call(function, arg, gesture=gesture)
-    finally:
-        start(_close_after(world, styled))
+class Prepared:
+    """Our world and stylesheet, begun on a document as soon as it commits: enabling
+    DevTools' CSS agent and adding the sheet costs 60-150 ms on a real page, which then
+    overlaps the text extraction instead of following it."""
+
+    def __init__(self, page: Any, css: str = STYLE) -> None:
+        self.page = page
+        self.world: asyncio.Future[World] = start(World.open(page))
+        self.styled = start(self._style(css))
+
+    async def _style(self, css: str) -> None:
+        await (await self.world).style(css)
+
+    async def call(self, function: str, arg: Any, gesture: bool = False) -> Any:
+        """Run `function(arg)` in the prepared world; in a fresh one if the document changed
+        since (a script or meta refresh moved the page)."""
+        try:
+            world = await self.world
+            value = await world.call(function, arg, gesture=gesture)
+        except Exception:  # the world is gone with its document
+            value = None
+        if value is None:
+            fresh = Prepared(self.page)
+            try:
+                return await fresh.call_once(function, arg, gesture)
+            finally:
+                fresh.close()
+        return value
+
+    async def call_once(self, function: str, arg: Any, gesture: bool) -> Any:
+        return await (await self.world).call(function, arg, gesture=gesture)
+
+    def close(self) -> None:
+        """Detach once the stylesheet is in (in the background)."""
+        start(self._close())
+
+    async def _close(self) -> None:
+        try:
+            await asyncio.wait({self.styled}, timeout=CAP_S)
+        finally:
+            if self.world.done() and not self.world.cancelled() and not self.world.exception():
+                await self.world.result().close()
 
 
-async def _close_after(world: World, step: asyncio.Future[Any]) -> None:
+_LATEST: weakref.WeakKeyDictionary[Any, Prepared] = weakref.WeakKeyDictionary()
+
+
+def prepare(page: Any) -> Prepared:
+    """Begin the stage on the document just committed in `page` (no waiting); the next mark
+    shown on that page uses it."""
+    old = _LATEST.pop(page, None)
+    if old is not None:
+        old.close()
+    ready = _LATEST[page] = Prepared(page)
+    return ready
+
+
+async def _in_world(page: Any, function: str, arg: Any, prepared: Prepared | None = None) -> Any:
+    """Run our script in our world (prepared at commit, or now); the stylesheet goes in
+    beside it, so the marks may take their colour a moment after the answer, never later."""
+    ready = prepared or _LATEST.pop(page, None) or Prepared(page)
     try:
-        await asyncio.wait({step}, timeout=CAP_S)
+        return await ready.call(function, arg)
     finally:
-        await world.close()
+        ready.close()
 
 
 def passage_paragraphs(text: str, limit: int = MAX_PARAGRAPHS) -> list[str]:
@@ -309,7 +372,9 @@ def passage_paragraphs(text: str, limit: int = MAX_PARAGRAPHS) -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip()][:limit]
 
 
-async def show_passage(page: Any, text: str, *, budget_s: float = BUDGET_S) -> Any:
+async def show_passage(
+    page: Any, text: str, *, prepared: Prepared | None = None, budget_s: float = BUDGET_S
+) -> Any:
     """Highlight the paragraphs of `text` where they are on the page; scroll to the first.
 
     Returns what was found (`found`, `rect` of the first paragraph) or None (late, failed,
@@ -324,13 +389,15 @@ async def show_passage(page: Any, text: str, *, budget_s: float = BUDGET_S) -> A
         "maxMs": MATCH_MS,
         "capMs": int(CAP_S * 1000),
     }
-    return await bounded("passage", _in_world(page, _PASSAGE_JS, arg, STYLE), budget_s)
+    return await bounded("passage", _in_world(page, _PASSAGE_JS, arg, prepared), budget_s)
 
 
-async def show_result(page: Any, url: str, *, budget_s: float = BUDGET_S) -> Any:
+async def show_result(
+    page: Any, url: str, *, prepared: Prepared | None = None, budget_s: float = BUDGET_S
+) -> Any:
     """Mark the search result that links to `url` on the results page, and scroll to it."""
     arg = {"url": url, "name": RESULT, "capMs": int(CAP_S * 1000)}
-    return await bounded("result", _in_world(page, _RESULT_JS, arg, STYLE), budget_s)
+    return await bounded("result", _in_world(page, _RESULT_JS, arg, prepared), budget_s)
 
 
 async def _theater(page: Any, fullscreen: bool) -> Any:

@@ -27,7 +27,7 @@ from browser_core import (
     Source,
     trim_heap,
 )
-from browser_core.stage import show_caption, show_result
+from browser_core.stage import prepare, show_caption, show_result
 from search._language import google_locale
 from search._types import Request
 from search.parsers._models import SerpPage
@@ -112,6 +112,7 @@ async def _parse(page: Any, html: str) -> SerpPage:
 async def _load_serp(driver: Driver, page: Any, url: str, settings: Settings) -> SerpPage:
     """Open the results page and parse it; answer a consent wall on the way."""
     nav = await driver.navigate(page, url, wait_until="commit", check=False)
+    prepare(page)  # the stage's world and stylesheet, while the page is parsed
     serp = await _parse(page, await _body_html(page, nav.response))
     if serp.blocked is None and not serp.results:
         # Not a result page yet (a script or meta redirect, or a late render): settle, re-read.

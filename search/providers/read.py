@@ -31,7 +31,7 @@ from browser_core import (
     is_allowed,
     trim_heap,
 )
-from browser_core.stage import show_caption, show_passage
+from browser_core.stage import prepare, show_caption, show_passage
 from search._types import Request
 from search.parsers.google import detect_interstitial
 
@@ -85,6 +85,7 @@ async def read_in_page(
     }
     if not nav.is_html:
         return PageRead(**base, outcome="not-html")
+    prepare(page)  # the stage's world and stylesheet, while the text is extracted
     from search.parsers.article import extract_article  # trafilatura is slow to import
 
     body = await _response_html(nav.response)
