@@ -12,7 +12,7 @@ MCP_INSPECTOR_VERSION := 0.15.0
 export PYTHONDONTWRITEBYTECODE := 1
 
 .PHONY: help setup system venv tools demo serve test check lint typecheck format bench bench-extract \
-        soak debug record update-recordings chrome doctor constraints clean \
+        soak screens debug record update-recordings chrome doctor constraints clean \
         image base-image image-test
 
 help:
@@ -111,6 +111,11 @@ update-recordings: setup
 
 bench: setup
 	@$(PY) bench/bench.py $(BENCH_ARGS)
+
+# A PNG of the broadcast screen after each action (search, read, play, stop), offline from the
+# recordings: SCREENS_DIR=folder (default test-results/screens), SCREENS_ARGS=--caption.
+screens: setup
+	@$(PY) bench/screens.py --out $(or $(SCREENS_DIR),test-results/screens) $(SCREENS_ARGS)
 
 soak: setup
 	@$(PY) bench/soak.py $(SOAK_ARGS)

@@ -1,0 +1,119 @@
+"""`make screens`: a PNG of the broadcast screen after each action (search, read, play, stop),
+so a person can look at what the audience would see.
+
+Offline: the actions replay recorded sessions (tests/recordings) on a headful Chromium that
+fills a virtual display of its own; each picture is the whole display (Chrome's own UI
+included), taken when the action returns and again once the screen has settled.
+`SCREENS_DIR=folder` chooses where (default test-results/screens); `--caption` turns the
+optional caption on (`SB_CAPTION=true`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "bench"
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != BENCH]
+sys.path.insert(0, str(ROOT))
+
+from bench._display import Display  # noqa: E402
+from browser_core import Driver, Settings, build_settings, launch_chrome, stop_pid  # noqa: E402
+from browser_core.recording import replay_hook  # noqa: E402
+from browser_core.stage import drain  # noqa: E402
+from browser_core.testing import free_port  # noqa: E402
+from search.recordings import load_case, run_action  # noqa: E402
+
+RECORDINGS = ROOT / "tests" / "recordings"
+ACTIONS = (
+    ("search", "google-crow-names-en"),
+    ("read", "article-slashgear-vw-id-space-vizzion"),
+    ("play", "youtube-play-first-result-ru"),
+)
+SETTLED_S = 1.0  # the smooth scroll's last stretch and the marks' colour
+
+
+async def replay(action: str, case_name: str, base: Settings) -> tuple[bool, str]:
+    """Run one recorded action on the owned tab; whether it answered, and a short note."""
+    case = load_case(RECORDINGS / case_name)
+    settings = case.settings_for(base)
+    driver = Driver(settings, page_hooks=(replay_hook(str(case.har)),))
+    try:
+        outcome = await run_action(driver, action, case.arg, settings)
+        await drain(2.0)  # what the stage still does after the answer, before the loop ends
+    finally:
+        await driver.close()
+    return outcome.ok, outcome.text.splitlines()[1][:90] if outcome.text.count("\n") else ""
+
+
+async def stop(base: Settings) -> tuple[bool, str]:
+    from search.providers.youtube import control
+
+    driver = Driver(base)
+    try:
+        status = await control(driver, "stop", base)
+    finally:
+        await driver.close()
+    return status.video_id is None, "stopped"
+
+
+def shoot(display: Display, out: Path, name: str) -> list[Path]:
+    now = display.save_png(out / f"{name}.png")
+    time.sleep(SETTLED_S)
+    return [now, display.save_png(out / f"{name}-settled.png")]
+
+
+def run(out: Path, caption: bool) -> int:
+    display = Display()
+    tmp = Path(tempfile.mkdtemp(prefix="sb-screens-"))
+    os.environ["DISPLAY"] = display.name
+    chrome = launch_chrome(
+        port=free_port(),
+        user_data_dir=str(tmp / "profile"),
+        headless=False,
+        window=display.size,
+        extra_args=("--window-position=0,0",),
+    )
+    base = build_settings(
+        cdp_port=chrome.port,
+        state_dir=str(tmp / "state"),
+        cache_ttl_s=0,
+        gemini_cli=str(tmp / "no-gemini-here"),
+        caption=caption,
+    )
+    failed = 0
+    try:
+        steps: list[tuple[str, Any]] = [
+            (action, replay(action, case, base)) for action, case in ACTIONS
+        ]
+        steps.append(("stop", stop(base)))
+        for number, (name, step) in enumerate(steps, 1):
+            ok, note = asyncio.run(step)
+            failed += not ok
+            files = shoot(display, out, f"{number}-{name}")
+            print(f"{name:<7} {'ok' if ok else 'FAILED':<7} {files[0]}  {note}")
+    finally:
+        stop_pid(chrome.pid)
+        display.close()
+    return 1 if failed else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--out", type=Path, default=Path(os.environ.get("SCREENS_DIR") or "test-results/screens")
+    )
+    parser.add_argument("--caption", action="store_true", help="SB_CAPTION=true")
+    args = parser.parse_args(argv)
+    return run(args.out, args.caption)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
