@@ -47,8 +47,8 @@ from ._session import (
     cite,
     find_record,
     gemini_dir,
-    project_dirs,
     read_record,
+    registered_project,
     remove_paths,
     run_files,
     stale_runs,
@@ -637,8 +637,8 @@ def forget_run(run: CliRun, *, env: Mapping[str, str], workdir: Path) -> int:
     paths = _error_reports(run, env) + stale_runs(home, workdir, time.time())
     if session_id is not None:
         found = find_record(home, workdir, session_id)
-        project = found[0] if found else next(project_dirs(home, workdir), None)
-        if project is not None:
+        project = found[0] if found else registered_project(home, workdir)
+        if project is not None:  # no record: its logs may still be in our project folder
             paths += run_files(project, found[1] if found else None, session_id)
     removed = remove_paths(paths)
     log.debug("gemini.cli.run_forgotten", files=len(removed))

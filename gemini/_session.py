@@ -78,6 +78,12 @@ def _registered_slug(home: Path, workdir: Path) -> str | None:
     return None
 
 
+def registered_project(home: Path, workdir: Path) -> Path | None:
+    """The project folder `projects.json` gives our working directory, if any."""
+    slug = _registered_slug(home, workdir)
+    return home / "tmp" / slug if slug is not None else None
+
+
 def project_dirs(home: Path, workdir: Path) -> Iterator[Path]:
     """The registered project folder of `workdir` first, then every other one."""
     tmp = home / "tmp"
@@ -268,10 +274,9 @@ def run_files(project: Path, record: Path | None, session_id: str) -> list[Path]
 def stale_runs(home: Path, workdir: Path, now: float) -> list[Path]:
     """The files of runs that ended without an answer to read (killed at the timeout), in
     the project folder registered for our private working directory alone."""
-    slug = _registered_slug(home, workdir)
-    if slug is None:
+    project, paths = registered_project(home, workdir), []
+    if project is None:
         return []
-    project, paths = home / "tmp" / slug, []
     for record in (project / "chats").glob("session-*.json*"):
         with contextlib.suppress(OSError):
             head = _first_record(record) if record.stat().st_mtime < now - STALE_AFTER_S else None
