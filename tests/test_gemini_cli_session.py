@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -66,7 +67,7 @@ def test_without_a_record_markers_go_and_urls_in_the_text_are_the_sources() -> N
 
 
 def test_a_rewritten_message_list_replaces_the_earlier_messages() -> None:
-    records = [
+    records: list[dict[str, Any]] = [
         {"id": "a", "type": "user", "content": "old"},
         {"$set": {"messages": [{"id": "b", "type": "user", "content": "new"}]}},
         {"id": "c", "type": "gemini", "content": "x"},
