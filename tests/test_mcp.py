@@ -9,8 +9,11 @@ import asyncio
 import contextlib
 import json
 import os
+import socket
 import subprocess
 import sys
+import threading
+import time
 import urllib.request
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -26,6 +29,7 @@ from mcp.shared.memory import create_connected_server_and_client_session
 from browser_core import ChromeProcess, Hop, parse_envelope
 from browser_core._chrome import close_target, free_port
 from gemini.testing import write_fake_gemini
+from search import client
 from search import mcp as _mcp
 from search._routing import Walk
 from search._tool import BrowseTool
@@ -543,3 +547,50 @@ def test_a_full_service_queue_is_a_queue_full_tool_error_with_its_fix(tmp_path: 
     assert result.structuredContent["failure_kind"] == "queue-full"
     assert "retry" in result.structuredContent["fix"]
     assert [h["provider"] for h in result.structuredContent["chain"]] == ["service"]
+
+
+def test_http_a_caller_that_hangs_up_while_queued_is_skipped_like_a_browse_caller(
+    svc: ServiceProc, http: LocalServer
+) -> None:
+    """docs/service.md: a caller that stopped waiting is skipped, its page never opened."""
+    slow = http.route("/mcp-slow-first", Reply(ARTICLE, delay_s=3.0))
+    never = http.route("/mcp-never-opened", Reply(ARTICLE))
+    service = client.Service(svc.url, svc.token)
+    first = threading.Thread(
+        target=client.browse,
+        args=("ferry",),
+        kwargs={"url": slow, "broadcasting": True, "service_url": svc.url, "token": svc.token},
+    )
+    skipped_before = len(svc.events("service.skipped"))
+    first.start()
+    assert wait_until(lambda: any(p.startswith("/mcp-slow-first") for p in http.requests))
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 7,
+            "method": "tools/call",
+            "params": {"name": "browse", "arguments": {"query": "ferry", "url": never}},
+        }
+    ).encode()
+    host, port = svc.url.split("://", 1)[1].rsplit(":", 1)
+    with socket.create_connection((host, int(port))) as sock:
+        sock.sendall(
+            (
+                f"POST /mcp HTTP/1.1\r\nHost: {host}:{port}\r\nAuthorization: Bearer "
+                f"{svc.token}\r\nContent-Type: application/json\r\nAccept: application/json, "
+                f"text/event-stream\r\nContent-Length: {len(body)}\r\n\r\n"
+            ).encode()
+            + body
+        )
+        assert wait_until(lambda: _waiting(service) == 1)
+    # the MCP caller hung up while it waited behind the slow read
+    first.join(30)
+    assert wait_until(lambda: len(svc.events("service.skipped")) > skipped_before)
+    time.sleep(0.5)
+    assert not any(p.startswith("/mcp-never-opened") for p in http.requests)
+
+
+def _waiting(service: client.Service) -> int:
+    answer = client.request("GET", "/v1/status", service=service)
+    assert answer is not None and isinstance(answer[1], dict)
+    return int(answer[1]["queue"]["waiting"])

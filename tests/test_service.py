@@ -261,6 +261,7 @@ def test_readyz_says_what_is_missing_and_how_to_fix_it(svc: ServiceProc) -> None
     status, _, body = _raw(svc, "GET", "/readyz")
     data = json.loads(body)
     assert data["checks"]["chrome"]["ok"] is True
+    assert data["checks"]["fonts"] == {"ok": True, "detail": "Hangul, kana and Han render as text"}
     assert data["checks"]["gemini"]["ok"] is False and "fix" in data["checks"]["gemini"]
     assert status == 503 and data["ready"] is False
 
@@ -396,6 +397,14 @@ def test_the_token_is_made_once_private_and_reused(tmp_path: Path) -> None:
     assert token == again and len(token) >= 32 and source.endswith("service-token")
     assert stat.S_IMODE((tmp_path / "state").stat().st_mode) == 0o700
     assert stat.S_IMODE((tmp_path / "state" / "service-token").stat().st_mode) == 0o600
+
+
+def test_a_state_folder_made_earlier_with_0755_becomes_0700(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    state.mkdir(mode=0o755)
+    os.chmod(state, 0o755)  # as Chrome's profile or an older version left it
+    ensure_token(build_settings(state_dir=str(state)))
+    assert stat.S_IMODE(state.stat().st_mode) == 0o700
 
 
 def test_an_explicit_token_wins_and_no_file_is_written(tmp_path: Path) -> None:

@@ -194,3 +194,162 @@ def test_a_key_bearing_url_in_a_header_does_not_reach_the_har() -> None:
     assert data["log"]["entries"][0]["request"]["headers"] == [
         {"name": "Accept", "value": "image/png"}
     ]
+
+
+def _pipeliners(service: ServiceProc, count: int, requests: int) -> list[socket.socket]:
+    """Connections that send `requests` pipelined `GET /healthz` and never read an answer."""
+    host, port = _address(service)
+    one = f"GET /healthz HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode()
+    socks = []
+    for _ in range(count):
+        sock = socket.create_connection((host, port))
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # fills fast
+        sock.sendall(one * requests)
+        socks.append(sock)
+    return socks
+
+
+def test_connections_that_pipeline_and_never_read_cannot_keep_the_brain_out(
+    svc: ServiceProc,
+) -> None:
+    """About 130 such connections used to keep the service from accepting anyone for as long
+    as they stayed open. Three hundred of them are open here while the brain's client calls."""
+    from search import client
+
+    host, port = _address(svc)
+    service = client.Service(f"http://{host}:{port}", svc.token)
+    socks = _pipeliners(svc, 300, 200)
+    try:
+        started = time.monotonic()
+        answer = client.request("GET", "/v1/status", service=service, timeout=5)
+        elapsed = time.monotonic() - started
+        assert answer is not None and answer[0] == 200, answer
+        assert elapsed < 1.0, f"answered after {elapsed:.2f} s"  # about 10 ms when idle
+        # and the service closed them (each is more than MAX_PIPELINED ahead of its answers)
+        until = time.monotonic() + 10
+        still_open = sum(not _closed_by_server(sock, until) for sock in socks[:20])
+        assert still_open == 0
+    finally:
+        for sock in socks:
+            sock.close()
+    closed = [e for e in svc.events("service.connection_closed") if e["reason"] == "pipelined"]
+    assert closed
+
+
+def test_a_peer_that_stops_reading_its_answers_is_closed(svc: ServiceProc) -> None:
+    """Requests sent as a client would (10 ms apart), answers never read: once the socket's
+    buffers are full the answers stall and the requests pile up behind them; the service
+    closes the connection (more than MAX_PIPELINED unanswered, or WRITE_STALL_S unread)."""
+    host, port = _address(svc)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before connect: a small window
+    sock.connect((host, port))
+    one = (
+        f"GET /openapi.json HTTP/1.1\r\nHost: {host}:{port}\r\n"
+        f"Authorization: Bearer {svc.token}\r\n\r\n"
+    ).encode()  # about 12 KB an answer
+
+    def stalled() -> list[dict[str, Any]]:
+        events = svc.events("service.connection_closed")
+        return [e for e in events if e["reason"] in ("not reading", "pipelined")]
+
+    before = len(stalled())
+    try:
+        for _ in range(600):  # 7 MB of answers, more than loopback's socket buffers hold
+            try:
+                sock.sendall(one)
+            except OSError:
+                break  # closed by the service
+            time.sleep(0.01)
+        assert _wait_for(lambda: len(stalled()) > before, 20)
+        assert _closed_by_server(sock, time.monotonic() + 5)
+    finally:
+        sock.close()
+
+
+def test_at_the_connection_limit_a_new_client_pushes_out_the_longest_idle(
+    tmp_path: Path,
+) -> None:
+    service = start_service(None, tmp_path / "state")
+    try:
+        _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.prlimit(service.proc.pid, resource.RLIMIT_NOFILE, (128, hard))  # room for 32
+        idle = [socket.create_connection(_address(service)) for _ in range(60)]
+        try:
+            started = time.monotonic()
+            assert _healthz(service, 5) == 200
+            assert time.monotonic() - started < 1.0  # no wait for the 10 s request deadline
+            assert _closed_by_server(idle[0], time.monotonic() + 5)  # the oldest went first
+        finally:
+            for sock in idle:
+                sock.close()
+
+        def pushed() -> list[dict[str, Any]]:
+            return [e for e in service.events("service.connection_closed") if "idle_s" in e]
+
+        assert _wait_for(lambda: pushed() != [], 5)
+        assert {e["reason"] for e in pushed()} == {"pushed out"}
+    finally:
+        service.stop()
+
+
+def _wait_for(predicate: Any, timeout: float) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+DEEP = b"[" * 5000 + b"]" * 5000
+MCP_CALL = (
+    b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "browse", '
+    b'"arguments": {"query": "weather \\ud83d"}}}'
+)
+MALFORMED = {
+    "deep /v1/browse": ("POST", "/v1/browse", b'{"query": ' + DEEP + b"}"),
+    "deep /mcp": ("POST", "/mcp", b'{"jsonrpc": "2.0", "id": 1, "params": ' + DEEP + b"}"),
+    "deep /v1/status": ("GET", "/v1/status", DEEP),
+    "deep /readyz": ("GET", "/readyz", DEEP),
+    "deep /metrics": ("GET", "/metrics", DEEP),
+    "deep /healthz": ("GET", "/healthz", DEEP),
+    "surrogate /v1/browse": ("POST", "/v1/browse", b'{"query": "weather \\ud83d"}'),
+    "surrogate /mcp": ("POST", "/mcp", MCP_CALL),
+    "not JSON /v1/browse": ("POST", "/v1/browse", b'{"query": "x"'),
+    "not UTF-8 /mcp": ("POST", "/mcp", b'{"query": "\xff\xfe"}'),
+}
+
+
+def _post(service: ServiceProc, method: str, path: str, body: bytes) -> tuple[int, str, bytes]:
+    host, port = _address(service)
+    conn = http.client.HTTPConnection(host, port, timeout=30)
+    headers = {
+        "Host": f"{host}:{port}",
+        "Authorization": f"Bearer {service.token}",
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+    }
+    try:
+        conn.request(method, path, body=body, headers=headers)
+        response = conn.getresponse()
+        return response.status, response.getheader("Content-Type", ""), response.read()
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("case", list(MALFORMED))
+def test_malformed_input_is_a_4xx_with_one_json_error_body_and_no_traceback(
+    svc: ServiceProc, case: str
+) -> None:
+    method, path, body = MALFORMED[case]
+    status, content_type, raw = _post(svc, method, path, body)
+    assert 400 <= status < 500, (status, raw[:300])
+    assert content_type.startswith("application/json")
+    error = json.loads(raw)["error"]
+    assert set(error) == {"kind", "message", "fix"}
+    assert error["kind"] == "bad-arguments"
+    time.sleep(0.2)  # the service's log arrives through a pipe
+    assert "Traceback" not in svc.text
+    for line in svc.output:
+        assert line.startswith(("{", "stream-browser: serving on")), line[:200]

@@ -227,7 +227,8 @@ def output_schema() -> dict[str, Any]:
     """The structured content of every call: the `ToolExecutionResult` itself on success,
     a `ToolFailure` on a tool error. Declared as one object schema with both shapes, since
     SDKs (the TypeScript one) check structured content against it on errors too."""
-    union = TypeAdapter(ToolExecutionResult | ToolFailure).json_schema(mode="serialization")
+    outcome: Any = ToolExecutionResult | ToolFailure
+    union = TypeAdapter(outcome).json_schema(mode="serialization")
     return {
         "type": "object",
         "title": "ToolOutcome",

@@ -4,6 +4,8 @@ on SIGTERM, and `prepare`/`serve`."""
 from __future__ import annotations
 
 import asyncio
+import resource
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -30,39 +32,117 @@ log = structlog.get_logger("search.service")
 # A request (head and body) must have arrived this long after its connection opened or the
 # previous answer was sent (a loopback client sends it in milliseconds), else it is closed.
 REQUEST_TIMEOUT_S = 10.0
-# Connections open at once; more are closed on arrival, so idle sockets cannot take every
-# file descriptor the process has (systemd's default soft limit is 1024).
+# Connections open at once (fewer when the process may open fewer files): at the limit a new
+# connection pushes out the one idle the longest, so idle sockets cannot take every file
+# descriptor (systemd's default soft limit is 1024) nor keep anyone out.
 MAX_CONNECTIONS = 128
+# Requests a peer may send ahead of its answers (queued at once, or answer after answer)
+# before it is closed: no HTTP client in use pipelines; one that does and never reads its
+# answers holds its connection and makes the service answer for nobody.
+MAX_PIPELINED = 4
+# Seconds an answer may wait for a peer that does not read it (the socket's buffers full).
+WRITE_STALL_S = 5.0
+_SPARE_FDS = 32  # for Chrome's CDP socket, the state files, logs
+
+
+def connection_limit() -> int:
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return MAX_CONNECTIONS
+    return max(4, min(MAX_CONNECTIONS, soft // 2 - _SPARE_FDS))
 
 
 class _DeadlineH11(H11Protocol):
-    """uvicorn's h11 protocol with a deadline no client can stall.
+    """uvicorn's h11 protocol with limits no client can get round.
 
     uvicorn has no timeout before a connection's first request, nor while a request head or
-    body trickles in: any local user could hold sockets until the process runs out of file
-    descriptors and accepts nobody, without a token. Here the whole request must arrive
-    within `REQUEST_TIMEOUT_S` of the connection (or of the previous answer), and at most
-    `MAX_CONNECTIONS` are open at once. A call that is running is never cut: the deadline
-    only covers receiving the request.
+    body trickles in, nor while an answer waits for a peer that never reads it; and it
+    answers pipelined requests one by one for as long as they come. Any local program could
+    hold connections until nobody else is accepted, without a token. Here the whole request
+    must arrive within `REQUEST_TIMEOUT_S` of the connection (or of the previous answer);
+    a peer more than `MAX_PIPELINED` requests ahead of its answers, or that leaves an answer
+    unread for `WRITE_STALL_S`, is closed; and at the connection limit a new connection
+    closes the one idle the longest (never one whose call is running). A call that is
+    running is never cut.
     """
 
     _deadline: asyncio.TimerHandle | None = None
+    _stall: asyncio.TimerHandle | None = None
+    _ahead = 0
+    _active = 0.0
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        if len(self.connections) > MAX_CONNECTIONS:
+        self._active = time.monotonic()
+        if self._open() > connection_limit() and not self._evict_one():
             transport.close()
             return
         self._arm()
 
+    def data_received(self, data: bytes) -> None:
+        self._active = time.monotonic()
+        super().data_received(data)
+        # whole requests waiting behind the one being answered (h11 holds them)
+        queued = self.conn.trailing_data[0].count(b"\r\n\r\n")
+        if queued > MAX_PIPELINED and not self.transport.is_closing():
+            self._cut("pipelined", ahead=queued)
+
     def on_response_complete(self) -> None:
+        self._active = time.monotonic()
+        # the next request was already here before this answer went out: pipelined
+        self._ahead = self._ahead + 1 if self.conn.trailing_data[0] else 0
+        if self._ahead > MAX_PIPELINED:
+            self._cut("pipelined", ahead=self._ahead)
+            return
         super().on_response_complete()
         if not self.transport.is_closing():
             self._arm()  # the next request on this connection has the same deadline
 
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        if self._stall is None:
+            self._stall = self.loop.call_later(WRITE_STALL_S, self._cut, "not reading")
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        if self._stall is not None:
+            self._stall.cancel()
+            self._stall = None
+
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        if self._stall is not None:
+            self._stall.cancel()
+            self._stall = None
         super().connection_lost(exc)
+
+    @property
+    def busy(self) -> bool:
+        """A request is in and its caller waits for the answer: never pushed out. (A peer
+        with requests queued behind it, or not reading, is not waiting for anything.)"""
+        running = self.cycle is not None and not self.cycle.response_complete
+        waiting = self.conn.their_state in (h11.IDLE, h11.SEND_BODY)
+        ahead = bool(self.conn.trailing_data[0])
+        return running and not waiting and not ahead and not self.flow.write_paused
+
+    def _open(self) -> int:
+        return sum(not c.transport.is_closing() for c in self.connections)
+
+    def _evict_one(self) -> bool:
+        others = [c for c in self.connections if c is not self and isinstance(c, _DeadlineH11)]
+        idle = [c for c in others if not c.busy and not c.transport.is_closing()]
+        if not idle:
+            log.warning("service.connections_full", open=len(self.connections))
+            return False
+        oldest = min(idle, key=lambda c: c._active)
+        oldest._cut("pushed out", idle_s=round(time.monotonic() - oldest._active, 1))
+        return True
+
+    def _cut(self, reason: str, **fields: Any) -> None:
+        """Close at once, dropping what the peer has not read (close() would wait for it)."""
+        log.info("service.connection_closed", reason=reason, **fields)
+        self._disarm()
+        self.transport.abort()
 
     def _arm(self) -> None:
         self._disarm()

@@ -25,6 +25,7 @@ def ensure_token(settings: Settings) -> tuple[str, str]:
         return settings.service_token.get_secret_value(), "SB_SERVICE_TOKEN"
     path = token_path(settings)
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    _private_folder(path.parent)
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
@@ -37,3 +38,11 @@ def ensure_token(settings: Settings) -> tuple[str, str]:
     with os.fdopen(fd, "w", encoding="utf-8") as out:
         out.write(secrets.token_urlsafe(32) + "\n")
     return path.read_text(encoding="utf-8").strip(), str(path)
+
+
+def _private_folder(folder: Path) -> None:
+    """The state folder is 0700 (it may have been made earlier, by Chrome's profile or an
+    older version, with the umask's 0755): only when this user owns it."""
+    info = folder.stat()
+    if info.st_uid == os.getuid() and info.st_mode & 0o077:
+        os.chmod(folder, 0o700)
