@@ -86,3 +86,29 @@ def test_the_cached_check_asks_chrome_once_per_chrome(
 def test_nothing_to_ask_is_not_a_font_failure() -> None:
     check = check_fonts(f"http://127.0.0.1:{free_port()}", timeout=0.5)
     assert check.ok and not check.checked and check.detail.startswith("not checked")
+
+
+def test_readyz_says_which_scripts_are_boxes_and_the_fix(
+    latin_only_chrome: ChromeProcess, chrome: ChromeProcess, tmp_path: Path
+) -> None:
+    from search.service._readiness import readiness
+    from tests.conftest import make_settings
+
+    boxes = readiness(make_settings(latin_only_chrome, tmp_path))["fonts"]
+    assert boxes["ok"] is False and "Hangul" in boxes["detail"]
+    assert "fonts-noto-cjk" in boxes["fix"]
+    assert readiness(make_settings(chrome, tmp_path))["fonts"] == {
+        "ok": True,
+        "detail": "Hangul, kana and Han render as text",
+    }
+
+
+def test_doctor_names_the_boxes_and_the_fix(
+    latin_only_chrome: ChromeProcess, tmp_path: Path
+) -> None:
+    from tests.test_cli import run
+
+    out = run(tmp_path, "doctor", CDP_PORT=str(latin_only_chrome.port)).stdout.decode()
+    assert "FAIL fonts: drawn as empty boxes: Hangul" in out
+    assert "apt-get install fonts-noto-cjk" in out
+    assert "consent banners:" in out

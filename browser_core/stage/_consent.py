@@ -446,24 +446,34 @@ async def install_consent(page: Page, settings: Settings) -> None:
     )
 
 
+_MISSING = (
+    f"{PACKAGE} is not installed: the broadcast screen will show cookie and consent banners "
+    "(reads still work)",
+    "run `make setup` (or `make tools`; it needs npm)",
+)
+
+
+def consent_check(settings: Settings) -> tuple[bool, str, str]:
+    """For `doctor`: (ok, what the screen will do with consent banners, the fix)."""
+    mode = consent_mode(settings)
+    if mode == "off":
+        return True, "left on the broadcast screen (SB_CONSENT=off)", ""
+    bundle = find_bundle()
+    if bundle is None:
+        return False, *_MISSING
+    verb = "rejected" if mode == "reject" else "accepted"
+    return True, f"{verb} on the broadcast screen by {PACKAGE} {bundle.version}", ""
+
+
 def consent_problem() -> str | None:
-    """For `doctor`: None when banners will be answered, else what the screen will show and
-    the fix."""
+    """None when banners will be answered (or are meant to stay), else what the screen will
+    show and the fix."""
     if find_bundle() is not None:
         return None
-    return (
-        f"{PACKAGE} is not installed: cookie and consent banners will stay on the broadcast "
-        "screen (reads still work); run `make setup` (or `make tools`; it needs npm)"
-    )
+    return "; ".join(_MISSING)
 
 
 def describe(settings: Settings) -> str:
-    """One line for `doctor`: the mode and the package version."""
-    bundle = find_bundle()
-    mode = consent_mode(settings)
-    if mode == "off":
-        return "consent banners: left alone (SB_CONSENT=off)"
-    if bundle is None:
-        return "consent banners: NOT answered (" + PACKAGE + " missing)"
-    verb = "rejected" if mode == "reject" else "accepted"
-    return f"consent banners: {verb} by {PACKAGE} {bundle.version}"
+    """One line: what happens to consent banners on the broadcast screen."""
+    ok, detail, _ = consent_check(settings)
+    return f"consent banners: {detail}" if ok else f"consent banners: NOT answered ({detail})"

@@ -27,6 +27,7 @@ from browser_core import (
     stop_pid,
 )
 from browser_core.recording import replay_hook
+from browser_core.stage import check_fonts, consent_check
 from search._types import ACTIONS, ToolContext
 from search.cli._common import PORT, int_in
 from search.recordings._runner import flag_overrides, replay_plan
@@ -329,6 +330,18 @@ def _check(ok: bool, name: str, detail: str, fix: str = "") -> bool:
     return ok
 
 
+def _stage_checks(settings: Settings) -> bool:
+    """What the audience reads: Korean, Japanese and Chinese drawn as text, not boxes (a
+    FAIL); consent banners answered (a WARN when the package is missing: reads still work)."""
+    fonts = check_fonts(settings.cdp_endpoint)
+    fonts_ok = _check(fonts.ok, "fonts", fonts.detail, fonts.fix)
+    ok, detail, fix = consent_check(settings)
+    print(f"{'OK  ' if ok else 'WARN'} consent banners: {detail}")
+    if fix:
+        print(f"     fix: {fix}")
+    return fonts_ok
+
+
 def cmd_doctor(args: argparse.Namespace, app: Any) -> int:
     from gemini import find_gemini_binary, gemini_oauth_ready
 
@@ -364,6 +377,7 @@ def cmd_doctor(args: argparse.Namespace, app: Any) -> int:
             guard.ok or guard.state == "unknown", "egress guard", guard.detail, guard.hint
         )
         cdp_ok = cdp_ok and guard_ok
+        cdp_ok = _stage_checks(settings) and cdp_ok
     if settings.stream_browser:
         needed.append(cdp_ok)
     binary = find_gemini_binary(settings)

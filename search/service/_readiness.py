@@ -1,4 +1,5 @@
-"""Readiness: each part the configured mode needs (Chrome, egress guard, Gemini), with its fix."""
+"""Readiness: each part the configured mode needs (Chrome, egress guard, the fonts the
+audience reads, Gemini), with its fix."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from browser_core import (
     cdp_version,
     egress_status,
 )
+from browser_core.stage import cached_font_check
 
 
 def readiness(settings: Settings) -> dict[str, dict[str, Any]]:
@@ -22,6 +24,8 @@ def readiness(settings: Settings) -> dict[str, dict[str, Any]]:
             browser = cdp_version(settings.cdp_endpoint).get("Browser", "?")
             checks["chrome"] = {"ok": True, "detail": f"{browser} at {settings.cdp_endpoint}"}
             checks["egress"] = _egress_check(settings)
+            # Drawn once per Chrome and remembered: Hangul, kana and Han as text, not boxes.
+            checks["fonts"] = cached_font_check(settings.cdp_endpoint).as_dict()
         except CdpUnreachable:
             checks["chrome"] = {
                 "ok": False,
