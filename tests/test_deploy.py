@@ -273,14 +273,15 @@ def test_the_image_installs_the_tested_versions_as_a_user_with_what_the_screen_n
     assert "--mount=type=secret,id=ca_bundle" in text and "COPY /etc/ssl" not in text
 
 
-def test_the_images_gemini_cli_is_the_version_the_makefile_tests() -> None:
+def test_the_images_node_tools_are_the_versions_the_makefile_tests() -> None:
     tools = json.loads((ROOT / "deploy" / "tools" / "package.json").read_text())
     lock = json.loads((ROOT / "deploy" / "tools" / "package-lock.json").read_text())
     made = re.search(r"^GEMINI_CLI_VERSION := (\S+)$", (ROOT / "Makefile").read_text(), re.M)
     assert made and tools["dependencies"]["@google/gemini-cli"] == made.group(1)
     locked = lock["packages"]["node_modules/@google/gemini-cli"]["version"]
     assert locked == made.group(1)
-    assert "@duckduckgo/autoconsent" in tools["dependencies"]
+    consent = re.search(r"^AUTOCONSENT_VERSION := (\S+)$", (ROOT / "Makefile").read_text(), re.M)
+    assert consent and tools["dependencies"]["@duckduckgo/autoconsent"] == consent.group(1)
 
 
 def test_compose_waits_for_a_running_call_before_killing_the_service() -> None:
