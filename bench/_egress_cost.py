@@ -4,7 +4,7 @@ printed beside where the time goes (the document's own timing in both tabs, the 
 and refusals per page, and `_egress_phases`: one connection step by step).
 
 Standalone, in seconds rather than the whole bench's minutes:
-`python -m bench._egress_cost [--rounds 30]` (`make bench-egress`).
+`python -m bench._egress_cost [--rounds 30]`.
 """
 
 from __future__ import annotations
