@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .._settings import Settings
-from ._focus import BUDGET_S, World, bounded
+from ._focus import BUDGET_S, CAP_S, bounded, in_world, on_page
 
 TAG = "stream-browser-caption"
 MAX_CHARS = 80
@@ -69,12 +69,8 @@ def caption_for(action: str, subject: str) -> str:
 
 
 async def _write(page: Any, text: str) -> Any:
-    world = await World.open(page)
-    try:
-        arg = {"text": text, "tag": TAG, "hostStyle": _HOST_STYLE, "labelStyle": _LABEL_STYLE}
-        return await world.call(_CAPTION_JS, arg)
-    finally:
-        await world.close()
+    arg = {"text": text, "tag": TAG, "hostStyle": _HOST_STYLE, "labelStyle": _LABEL_STYLE}
+    return await in_world(page, _CAPTION_JS, arg)
 
 
 async def show_caption(
@@ -83,4 +79,7 @@ async def show_caption(
     """Say on screen what the assistant does (only with `SB_CAPTION=true`; else nothing)."""
     if not settings.caption or not subject:
         return None
-    return await bounded("caption", _write(page, caption_for(action, subject)), budget_s)
+    step = _write(page, caption_for(action, subject))
+    if budget_s >= CAP_S:  # beside other work (the player's): no answer waits on it
+        return await bounded("caption", step, budget_s)
+    return await on_page("caption", page, step, budget_s)

@@ -281,23 +281,46 @@ async def drain(timeout: float = 1.0) -> int:
     return len(_PENDING)
 
 
-async def finish(what: str, task: asyncio.Future[Any], budget_s: float = BUDGET_S) -> Any:
+async def finish(
+    what: str, task: asyncio.Future[Any], budget_s: float = BUDGET_S, *, since: float = 0.0
+) -> Any:
     """Wait at most `budget_s` more for a started step; its value, or None when it is late
     (it keeps going in the background and may still show its mark) or failed. Logs
-    `stage.shown` with the time the answer waited for it."""
-    started = time.perf_counter()
+    `stage.shown` with the time the answer waited for it (counted from `since`, if given)."""
+    started = since or time.perf_counter()
     done, _ = await asyncio.wait({task}, timeout=budget_s)
     waited_ms = round((time.perf_counter() - started) * 1000, 1)
     value = None
     if done and not task.cancelled() and task.exception() is None:
         value = task.result()
-    log.info("stage.shown", what=what, waited_ms=waited_ms, late=not done, ok=value is not None)
+    # A step given the whole cap runs beside other work (the player while playback is
+    # confirmed): no answer waits on it, so it is not reported as a wait.
+    event = "stage.background" if budget_s >= CAP_S else "stage.shown"
+    log.info(event, what=what, waited_ms=waited_ms, late=not done, ok=value is not None)
     return value
 
 
 async def bounded(what: str, step: Awaitable[Any], budget_s: float = BUDGET_S) -> Any:
     """`step` started and waited for at most `budget_s` (see `finish`)."""
     return await finish(what, start(step), budget_s)
+
+
+async def on_page(what: str, page: Any, step: Awaitable[Any], budget_s: float = BUDGET_S) -> Any:
+    """Like `bounded`, but no wait at all while the document is still being parsed: the
+    answer is ready before the page is (it was read from the response), and the mark lands
+    when the page has its DOM, in the background."""
+    started = time.perf_counter()
+    task = start(step)
+    try:
+        state = await asyncio.wait_for(page.evaluate("document.readyState"), budget_s)
+    except Exception:  # busy, gone or moved: the step shows what it can, on its own
+        state = "loading"
+    if state == "loading":
+        waited_ms = round((time.perf_counter() - started) * 1000, 1)
+        log.info("stage.shown", what=what, waited_ms=waited_ms, late=True, ok=False, loading=True)
+        return None
+    left = max(0.0, budget_s - (time.perf_counter() - started))
+    return await finish(what, task, left, since=started)
 
 
 class Prepared:
@@ -357,10 +380,13 @@ def prepare(page: Any) -> Prepared:
     return ready
 
 
-async def _in_world(page: Any, function: str, arg: Any, prepared: Prepared | None = None) -> Any:
+async def in_world(page: Any, function: str, arg: Any, prepared: Prepared | None = None) -> Any:
     """Run our script in our world (prepared at commit, or now); the stylesheet goes in
     beside it, so the marks may take their colour a moment after the answer, never later."""
-    ready = prepared or _LATEST.pop(page, None) or Prepared(page)
+    ready = prepared or _LATEST.get(page)
+    if ready is not None:  # shared by every mark on this document; closed by the next one
+        return await ready.call(function, arg)
+    ready = Prepared(page)
     try:
         return await ready.call(function, arg)
     finally:
@@ -389,7 +415,7 @@ async def show_passage(
         "maxMs": MATCH_MS,
         "capMs": int(CAP_S * 1000),
     }
-    return await bounded("passage", _in_world(page, _PASSAGE_JS, arg, prepared), budget_s)
+    return await on_page("passage", page, in_world(page, _PASSAGE_JS, arg, prepared), budget_s)
 
 
 async def show_result(
@@ -397,7 +423,7 @@ async def show_result(
 ) -> Any:
     """Mark the search result that links to `url` on the results page, and scroll to it."""
     arg = {"url": url, "name": RESULT, "capMs": int(CAP_S * 1000)}
-    return await bounded("result", _in_world(page, _RESULT_JS, arg, prepared), budget_s)
+    return await on_page("result", page, in_world(page, _RESULT_JS, arg, prepared), budget_s)
 
 
 async def _theater(page: Any, fullscreen: bool) -> Any:
