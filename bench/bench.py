@@ -40,6 +40,7 @@ from bench._egress_cost import egress_cost  # noqa: E402
 from bench._fixtures import article_files, default_sets, find_heavy, find_light  # noqa: E402
 from bench._serve import Served, read_page  # noqa: E402
 from bench._stage import Stage, open_stage  # noqa: E402
+from bench._stage_cost import stage_cost  # noqa: E402
 from browser_core import build_settings, configure_logging  # noqa: E402
 
 NODE_SCRIPT = BENCH / "browse-search.mjs"
@@ -712,6 +713,9 @@ def side_measurements(args: argparse.Namespace, bench: Bench, fixtures: list[Pat
     print("\n".join(extraction_times(fixtures, 2 if args.smoke else 5, 1 if args.smoke else 5)))
     print("\nGemini CLI wrapper over a bare subprocess (fake binary):")
     print("\n".join(gemini_overhead(bench.stage.tmp, 3 if args.smoke else 15)))
+    print("\nthe stage (what viewers see), added time per action:")
+    article = bench.workloads[1].target
+    print("\n".join(stage_cost(bench.stage, QUERY, article, 3 if args.smoke else 10)))
 
 
 def write_json(path: Path, results: Results, ratios: dict[str, float], bench: Bench) -> None:
