@@ -613,3 +613,20 @@ def test_records_of_runs_killed_at_the_timeout_are_swept_from_our_project_folder
         records[name] = path
     ask(settings_for())
     assert session_files(home.parent) == sorted([records["live"], records["user"]])
+
+
+def test_the_cli_version_in_the_warning_comes_from_its_npm_package_without_running_it(
+    tmp_path: Path,
+) -> None:
+    package = tmp_path / "node_modules" / "@google" / "gemini-cli"
+    (package / "bundle").mkdir(parents=True)
+    (package / "package.json").write_text('{"name": "@google/gemini-cli", "version": "9.8.7"}')
+    script = package / "bundle" / "gemini.js"
+    script.write_text('#!/bin/sh\necho started >> "$0.ran"\n')
+    script.chmod(0o755)
+    link = tmp_path / "node_modules" / ".bin" / "gemini"
+    link.parent.mkdir()
+    link.symlink_to(script)
+    version = run_sync(_cli.cli_version(link, env={}, cwd=tmp_path))
+    assert version == "9.8.7"
+    assert not Path(f"{script}.ran").exists()
