@@ -64,8 +64,9 @@ QUOTA_TEXT = (
 
 @dataclass(frozen=True)
 class FakeBehaviour:
-    """What the fake CLI does: print these, exit with this code, or hang (with a child), and
-    write `session` as its session record (JSON lines; SESSION_ID and QUERY filled in)."""
+    """What the fake CLI does: print these (SESSION_ID filled in), exit with this code, or
+    hang (with a child), and write `session` as its session record (JSON lines; SESSION_ID
+    and QUERY filled in)."""
 
     stdout: str = ""
     stderr: str = ""
@@ -265,9 +266,9 @@ with open(os.path.join(HERE, {calls!r}), "a", encoding="utf-8") as fh:
     fh.write(json.dumps(record) + "\\n")
 if BEHAVIOUR["session"] is not None:
     write_session(BEHAVIOUR["session"])
-sys.stdout.write(fill(BEHAVIOUR["stdout"]))
+sys.stdout.write(BEHAVIOUR["stdout"].replace({session_mark!r}, SESSION))
 sys.stdout.flush()
-sys.stderr.write(fill(BEHAVIOUR["stderr"]))
+sys.stderr.write(BEHAVIOUR["stderr"].replace({session_mark!r}, SESSION))
 sys.stderr.flush()
 while BEHAVIOUR["hang"]:
     time.sleep(3600)
