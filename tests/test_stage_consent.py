@@ -48,6 +48,12 @@ SHOWN = {
     "sourcepoint": "!!document.querySelector('div[id^=sp_message_container_]')",
 }
 # What the platform's own SDK writes, for the stand-in that has no JS of its own to decide.
+# True when a viewer can see the article's first lines: nothing (banner, backdrop, a banner
+# hidden but still over the page) is on top of them.
+UNCOVERED = (
+    "(() => { const p = document.querySelector('article p'); const r = p.getBoundingClientRect();"
+    " const top = document.elementFromPoint(r.left + 5, r.top + 5); return p.contains(top); })()"
+)
 PLATFORM_NAMES = {
     "onetrust": "Onetrust",
     "cookiebot": "Cybotcookiebot",
@@ -123,6 +129,7 @@ def test_a_read_leaves_the_banner_rejected_and_off_the_screen(
     clicked = _wait_for(consent_driver, "document.documentElement.dataset.consentClicked")
     assert clicked == "reject", f"{platform}: clicked {clicked!r}"
     assert _wait_for(consent_driver, f"!({SHOWN[platform]})"), f"{platform} still on screen"
+    assert _wait_for(consent_driver, UNCOVERED), f"{platform}: something still covers the text"
     controller = controller_for(consent_driver.driver._page)  # type: ignore[arg-type]
     assert controller is not None
     results = [(e.cmp, e.result) for e in controller.answered()]
@@ -149,10 +156,11 @@ def test_consent_off_leaves_the_banner_alone(
     settings = make_settings(chrome, tmp_path, consent="off")
     drv = _driver(settings)
     try:
-        page = _read(drv, _url(consent_http, "didomi"), settings)
+        page = _read(drv, _url(consent_http, "quantcast"), settings)
         assert page.outcome == "ok"
         time.sleep(1.5)  # autoconsent answers within about a second when it runs
-        assert _screen(drv, SHOWN["didomi"]) is True
+        assert _screen(drv, SHOWN["quantcast"]) is True
+        assert _screen(drv, UNCOVERED) is False
         assert _screen(drv, "document.documentElement.dataset.consentClicked || null") is None
     finally:
         drv.shutdown()
