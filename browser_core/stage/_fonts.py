@@ -144,7 +144,9 @@ class _CdpError(Exception):
 
 def _probe(ws_url: str, timeout: float) -> Any:
     with _Cdp(ws_url, timeout) as cdp:
-        target = cdp.call("Target.createTarget", {"url": "about:blank", "hidden": True})
+        target = cdp.call(
+            "Target.createTarget", {"url": "about:blank", "hidden": True, "background": True}
+        )
         target_id = target["targetId"]
         try:
             session = cdp.call("Target.attachToTarget", {"targetId": target_id, "flatten": True})
