@@ -218,6 +218,9 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
                 continue
             for status in (401, 403, 503):
                 operation["responses"].setdefault(str(status), _error_ref(status))
+            for status, response in operation["responses"].items():
+                if status.startswith(("4", "5")):  # JSON, whatever the route's own type
+                    response["content"] = _error_ref(int(status))["content"]
     app.openapi_schema = schema
     return schema
 
