@@ -67,7 +67,6 @@ LOCAL = ROOT / "tests" / "fixtures" / "articles"
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 THIN_SHARES = (0.0, 0.1, 0.2, 0.3, 0.5, 1.0)  # 0: never the recall pass; 1: whenever longer
 READABILITY_MIN_WORDS = 150  # shorter expected texts are the suite's unit cases, not articles
-TIME_PAGE_BYTES = 200_000
 
 
 def read_text(path: Path) -> str:
@@ -201,7 +200,8 @@ def load_segments(root: Path) -> list[Page]:
         path = files.get(entry["file"])
         if path is not None:
             keep, drop = tuple(entry.get("with", [])), tuple(entry.get("without", []))
-            pages.append(Page(key, read_text(path), keep=keep, drop=drop))
+            page = Page(key, read_text(path), keep=keep, drop=drop, source="trafilatura-eval")
+            pages.append(page)
     return pages
 
 
@@ -441,28 +441,66 @@ def print_segments(pages: list[Page]) -> None:
         print(f"{name:44} {p:9.3f} {r:7.3f} {f:6.3f}")
 
 
-def print_timing(pages: list[Page]) -> None:
-    """Median time of `extract_article` on the page nearest TIME_PAGE_BYTES (5 runs)."""
-    page = min(pages, key=lambda p: abs(len(p.html.encode()) - TIME_PAGE_BYTES))
-    times = []
-    for _ in range(5):
-        started = time.perf_counter()
-        art.extract_article(page.html)
-        times.append((time.perf_counter() - started) * 1000)
-    size = len(page.html.encode()) / 1e6
+def timings(pages: Sequence[Page], rounds: int = 1) -> list[tuple[Page, float, float]]:
+    """(page, plain ms, ours ms) for each page: `trafilatura.extract(html)` and
+    `extract_article(html)` timed on the same page one after the other, which goes first
+    alternating, each the fastest of `rounds` runs (a shared machine's noise falls on both)."""
+    rows = []
+    if pages:  # first calls load stop lists and compile patterns: not a page's time
+        trafilatura.extract(pages[0].html)
+        art.extract_article(pages[0].html)
+    for i, page in enumerate(pages):
+        runs: dict[str, list[float]] = {"plain": [], "ours": []}
+        for j in range(rounds):
+            order = ("plain", "ours") if (i + j) % 2 == 0 else ("ours", "plain")
+            for name in order:
+                started = time.perf_counter()
+                if name == "plain":
+                    trafilatura.extract(page.html)
+                else:
+                    art.extract_article(page.html)
+                runs[name].append((time.perf_counter() - started) * 1000)
+        rows.append((page, min(runs["plain"]), min(runs["ours"])))
+    return rows
+
+
+def p90(values: Sequence[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(0.9 * (len(ordered) - 1)))]
+
+
+SLOW_RATIO, SLOW_EXTRA_MS = 2.0, 50.0  # no page slower than 2x plain + 50 ms
+TYPICAL_RATIO = 1.3  # median and p90 at most 1.3x plain's
+
+
+def print_timing(pages: Sequence[Page], rounds: int = 1, slowest: int = 8) -> None:
+    """Per-page extraction time of the read path beside plain trafilatura on the same pages:
+    median, p90 and max of each, their ratios, and the pages slowest against the target."""
+    rows = timings(pages, rounds)
+    plain_ms, ours_ms = [r[1] for r in rows], [r[2] for r in rows]
+    print(f"\nextraction time per page, {len(rows)} pages (interleaved, best of {rounds})")
+    print(f"{'':30} {'median':>8} {'p90':>8} {'max':>8}")
+    for name, values in (
+        ("trafilatura.extract (plain)", plain_ms),
+        ("ours (extract_article)", ours_ms),
+    ):
+        print(
+            f"{name:30} {statistics.median(values):6.1f}ms {p90(values):6.1f}ms "
+            f"{max(values):6.0f}ms"
+        )
+    med = statistics.median(ours_ms) / statistics.median(plain_ms)
+    tail = p90(ours_ms) / p90(plain_ms)
+    over = [r for r in rows if r[2] > SLOW_RATIO * r[1] + SLOW_EXTRA_MS]
     print(
-        f"\nextraction time on a {size:.2f} MB page: median {statistics.median(times):.0f} ms "
-        f"(5 runs; plain trafilatura: {_plain_ms(page):.0f} ms)"
+        f"ours / plain: median {med:.2f}x, p90 {tail:.2f}x (target <= {TYPICAL_RATIO}x); "
+        f"median of per-page ratios {statistics.median(o / p for _, p, o in rows if p):.2f}x; "
+        f"pages over {SLOW_RATIO:g}x plain + {SLOW_EXTRA_MS:g} ms: {len(over)}"
     )
-
-
-def _plain_ms(page: Page) -> float:
-    times = []
-    for _ in range(5):
-        started = time.perf_counter()
-        trafilatura.extract(page.html)
-        times.append((time.perf_counter() - started) * 1000)
-    return statistics.median(times)
+    print(f"slowest against that limit: {'page':40} {'plain':>8} {'ours':>8}")
+    worst = sorted(rows, key=lambda r: r[2] - SLOW_RATIO * r[1] - SLOW_EXTRA_MS)[-slowest:]
+    for page, plain_t, ours_t in reversed(worst):
+        label = f"{page.source}/{page.key[:24]} ({len(page.html) / 1e6:.2f} MB)"
+        print(f"  {label:66} {plain_t:6.0f}ms {ours_t:6.0f}ms")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -478,6 +516,10 @@ def main(argv: list[str] | None = None) -> int:
         "--wcxb", type=Path, metavar="DIR", help="WCXB: dev articles develop, test articles judge"
     )
     parser.add_argument("--held-out", type=Path, metavar="DIR", help="pages never tuned on")
+    parser.add_argument(
+        "--time-pages", type=int, default=0, metavar="N", help="time the first N pages (0: all)"
+    )
+    parser.add_argument("--time-rounds", type=int, default=1, metavar="N", help="runs per page")
     args = parser.parse_args(argv)
     root: Path = args.fixtures
     if (root / "articles").is_dir():  # the fixtures root was given
@@ -520,7 +562,8 @@ def main(argv: list[str] | None = None) -> int:
     if wcxb is not None:
         tested = [p.passes() for p in load_wcxb(wcxb, "test")]
         print_held_out(tested, f"wcxb held out: {len(tested)} test-split articles never tuned on")
-    print_timing(aeb)
+    timed = [page for part in parts.values() for page in part] + segments
+    print_timing(timed[: args.time_pages] if args.time_pages else timed, args.time_rounds)
     return 0
 
 

@@ -1,4 +1,5 @@
-"""Google's interface language and region from the query's script (`SB_GOOGLE_HL=auto`).
+"""Google's interface language and region from the query's script (`SB_GOOGLE_HL=auto`),
+and words counted in any script (`count_words`).
 
 A Korean query searched with `hl=en&gl=us` gets English snippets and US-ranked pages that
 the brain then reads aloud in the wrong language. The script of the query's letters says
@@ -8,6 +9,7 @@ many languages (Latin, and Arabic or Han for the region) keep the configured val
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass
@@ -84,3 +86,30 @@ def google_locale(query: str, hl: str, gl: str, fallback_hl: str = "en") -> tupl
     if locale is None:
         return fallback_hl, gl
     return locale.hl, locale.gl or gl
+
+
+# Scripts written without spaces between words: each character counts as a word, as word
+# processors count Chinese and Japanese (a Japanese sentence of forty characters is one
+# "word" to str.split()). Han (with its extensions and compatibility forms), kana (full and
+# half width) and the CJK symbols block's iteration marks; Hangul is written with spaces.
+_UNSPACED = re.compile(
+    "[\u3005-\u3007\u3040-\u309f\u30a0-\u30fa\u30fc-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
+    "\uf900-\ufaff\uff66-\uff9d\U00020000-\U0003134f]"
+)
+
+
+# Their punctuation (、。「」 and the full-width forms of !?,.:;) separates, like a space.
+_UNSPACED_PUNCTUATION = re.compile(
+    "[\u3000-\u3004\u3008-\u303f\u30fb\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65]"
+)
+
+
+def count_words(text: str) -> int:
+    """Words in `text` in any script: runs between spaces, and each Chinese or Japanese
+    character (their punctuation is no word). Every word budget and threshold counts with
+    this."""
+    unspaced = len(_UNSPACED.findall(text))
+    if not unspaced:
+        return len(text.split())
+    rest = _UNSPACED_PUNCTUATION.sub(" ", _UNSPACED.sub(" ", text))
+    return unspaced + len(rest.split())

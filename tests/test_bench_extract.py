@@ -48,7 +48,15 @@ def test_the_extraction_bench_prints_scores_cross_validation_and_timing() -> Non
     assert len(folds) == 3
     match = re.search(r"^cross-validated F1 \(3-fold, .*\): ([\d.]+) ± ([\d.]+)$", out, re.M)
     assert match and 0.9 <= float(match.group(1)) <= 1.0
-    assert re.search(r"^extraction time on a 0\.\d\d MB page: median \d+ ms", out, re.M)
+    assert re.search(r"^extraction time per page, 13 pages \(interleaved", out, re.M)
+    for row in ("trafilatura.extract \\(plain\\)", "ours \\(extract_article\\)"):
+        assert re.search(rf"^{row}\s+[\d.]+ms\s+[\d.]+ms\s+\d+ms$", out, re.M)
+    ratios = re.search(
+        r"^ours / plain: median ([\d.]+)x, p90 ([\d.]+)x .* 2x plain \+ 50 ms: (\d+)$", out, re.M
+    )
+    assert ratios and float(ratios.group(1)) > 0
+    slowest = out[out.index("slowest against that limit") :].splitlines()[1:]
+    assert len(slowest) == 8 and all(re.search(r"\d+ms\s+\d+ms$", line) for line in slowest)
 
 
 def test_a_missing_benchmark_folder_is_a_usage_error(tmp_path: Path) -> None:

@@ -1,4 +1,5 @@
-"""extract_article on scrapinghub benchmark pages: at least as good as plain trafilatura."""
+"""extract_article on real benchmark pages: at least as good as plain trafilatura, metadata
+read once and bounded, words counted in every script."""
 
 from __future__ import annotations
 
@@ -9,9 +10,19 @@ from pathlib import Path
 
 import pytest
 import trafilatura
+import trafilatura.core
+import trafilatura.metadata
 
 from search.parsers import extract_article, visible_text
-from search.parsers.article import clean_text, combine
+from search.parsers.article import (
+    EXTRACT_OPTIONS,
+    MAX_JSON_CHARS,
+    RECALL_OPTIONS,
+    clean_text,
+    combine,
+    drop_code,
+    extraction_pass,
+)
 
 AEB = Path(__file__).parent / "fixtures" / "articles" / "scrapinghub-aeb"
 READABILITY = Path(__file__).parent / "fixtures" / "articles" / "readability"
@@ -245,3 +256,74 @@ def test_text_after_an_empty_element_is_kept() -> None:
     text = extract_article(html).text
     assert "Residents can now borrow books until nine on weekdays." in text.splitlines()
     assert "Early figures show that visits rose by a third in a month." in text.splitlines()
+
+
+def test_metadata_is_read_once_even_when_the_balanced_pass_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """readability's engadget review needs trafilatura's balanced pass (precision mode cuts
+    it): the page's JSON-LD, meta tags and date are still read once, not once per pass."""
+    calls: list[str] = []
+    for name in ("extract_meta_json", "examine_meta", "extract_metadata"):
+        real = getattr(trafilatura.metadata, name)
+
+        def counted(*args: object, _real: object = real, _name: str = name) -> object:
+            calls.append(_name)
+            assert callable(_real)
+            return _real(*args)
+
+        monkeypatch.setattr(trafilatura.metadata, name, counted)
+    monkeypatch.setattr(trafilatura.core, "extract_metadata", trafilatura.metadata.extract_metadata)
+    html = read(READABILITY / "engadget" / "source.html.gz")
+    article = extract_article(html)
+    assert "The Xbox One X is the ultimate video game system." in article.text  # balanced text
+    assert article.title and "Xbox One X" in article.title
+    assert calls == ["examine_meta", "extract_meta_json"]
+
+
+def test_embedded_json_over_the_bound_is_not_parsed_for_metadata() -> None:
+    """A page's own JSON-LD names its author; the same JSON padded past MAX_JSON_CHARS (the
+    megabytes of application state some pages embed) is skipped, and the text is the same."""
+    body = "<p>" + " ".join(["The harbour reopened after the storm, officials said."] * 20)
+    ld = {
+        "@context": "https://schema.org",
+        "@type": "NewsArticle",
+        "headline": "Harbour reopens",
+        "author": {"@type": "Person", "name": "Ann Lee"},
+    }
+
+    def page(padding: int) -> str:
+        data = json.dumps({**ld, "padding": "x" * padding})
+        return (
+            f'<html><head><title>Harbour reopens</title><script type="application/ld+json">'
+            f"{data}</script></head><body><article><h1>Harbour reopens</h1>{body}</p>"
+            f"{body}</p></article></body></html>"
+        )
+
+    small, large = extract_article(page(10)), extract_article(page(MAX_JSON_CHARS))
+    assert small.author == "Ann Lee"
+    assert large.author is None
+    assert small.text == large.text and "harbour reopened" in small.text
+
+
+def test_dropping_code_before_the_passes_changes_no_extracted_text() -> None:
+    """`drop_code` removes the head, scripts, styles, comments and SVG (trafilatura deletes
+    them anyway) to save both passes the copying: on every committed page both passes find
+    the same text with and without it."""
+    paths = [p for p in sorted((AEB / "html").iterdir())]
+    paths += [READABILITY / name / "source.html.gz" for name in ("engadget", "ars-1")]
+    for path in paths:
+        kept, dropped = trafilatura.load_html(read(path)), trafilatura.load_html(read(path))
+        assert kept is not None and dropped is not None
+        drop_code(dropped)
+        assert dropped.find("head") is None and next(dropped.iter("style"), None) is None
+        for options in (EXTRACT_OPTIONS, RECALL_OPTIONS):
+            assert extraction_pass(kept, None, options).get("text") == extraction_pass(
+                dropped, None, options
+            ).get("text"), path.name
+
+
+def test_the_language_is_the_one_the_page_declares() -> None:
+    html, _ = pages()[0]
+    declared = html.replace("<html", '<html lang="sv-SE"', 1)
+    assert extract_article(declared).language == "sv"
