@@ -53,6 +53,7 @@ from ._settings import Settings
 from ._tablock import TabLock
 from .safety._fetch_guard import install_fetch_guard
 from .safety._policy import INTERNAL_REQUEST, check_url, is_allowed
+from .stage._focus import drain as drain_stage
 
 T = TypeVar("T")
 PageHook = Callable[[Page], Awaitable[None]]
@@ -278,6 +279,7 @@ class Driver:
 
     async def close(self) -> None:
         """Drop the connection (Chrome and its tabs stay up) and stop Playwright."""
+        await drain_stage(1.0)  # a mark the stage is still making on the tab (one-shot CLI)
         self._closed = True
         self._health.close()
         await self._drop()

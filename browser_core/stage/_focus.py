@@ -276,9 +276,11 @@ async def drain(timeout: float = 1.0) -> int:
     """Let the stage's background steps finish (at most `timeout`) before the event loop
     ends: a one-shot command exits right after its answer, and would cut a mark half-made.
     Returns how many were still running then."""
-    if _PENDING:
-        await asyncio.wait(set(_PENDING), timeout=timeout)
-    return len(_PENDING)
+    loop = asyncio.get_running_loop()
+    mine = {task for task in _PENDING if task.get_loop() is loop}  # this loop's steps only
+    if mine:
+        await asyncio.wait(mine, timeout=timeout)
+    return sum(not task.done() for task in mine)
 
 
 async def finish(
