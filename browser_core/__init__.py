@@ -10,6 +10,7 @@ from ._chrome import (
     launch_chrome,
     load_state,
     save_state,
+    screen_findings,
     state_file,
     stop_pid,
 )
@@ -80,6 +81,7 @@ __all__ = [
     "new_request_id",
     "parse_envelope",
     "save_state",
+    "screen_findings",
     "shared_loop",
     "state_file",
     "stop_pid",

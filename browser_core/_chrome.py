@@ -44,6 +44,9 @@ class ChromeProcess:
     headless: bool = False
     egress_pid: int | None = None
     egress_port: int | None = None
+    # The tab Chrome opened at start (about:blank): the driver adopts it as the owned tab,
+    # so the only tab of a Chrome we start is ours.
+    start_target: str | None = None
 
 
 def find_chrome(explicit: str = "") -> str:
@@ -89,6 +92,11 @@ def chrome_args(
         "--deny-permission-prompts",
         "--disable-dev-shm-usage",
         "--test-type",
+        # The screen: no "Restore pages?" bubble after a crash (with the profile's exit type,
+        # see `pin_screen_prefs`), the window exactly on the display at 0,0.
+        "--hide-crash-restore-bubble",
+        "--disable-infobars",
+        "--window-position=0,0",
         f"--window-size={window[0]},{window[1]}",
         "--autoplay-policy=no-user-gesture-required",
     ]
@@ -159,6 +167,16 @@ def close_target(endpoint: str, target_id: str, timeout: float = 1.5) -> None:
         pass
 
 
+def new_target(endpoint: str, timeout: float = 1.5) -> str:
+    """Open a blank tab over HTTP; its target id (works while another tab is wedged)."""
+    request = urllib.request.Request(f"{endpoint}/json/new?about:blank", method="PUT")
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        data = json.loads(response.read())
+    if not isinstance(data, dict) or not data.get("id"):
+        raise _not_cdp(endpoint)
+    return str(data["id"])
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -198,8 +216,39 @@ def _display_answers(socket_path: Path) -> bool:
     return True
 
 
-def _start_xvfb(display: str) -> int | None:
-    """Start Xvfb on `display` unless one already answers there; return its pid."""
+def display_size(display: str, timeout: float = 2.0) -> tuple[int, int] | None:
+    """The size of X display `display` (`xdpyinfo`), or None when it cannot be told."""
+    tool = shutil.which("xdpyinfo")
+    if tool is None:
+        return None
+    try:
+        out = subprocess.run(
+            [tool, "-display", display],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        ).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    for line in out.splitlines():
+        if line.strip().startswith("dimensions:"):
+            width, _, height = line.split()[1].partition("x")
+            if width.isdigit() and height.isdigit():
+                return int(width), int(height)
+    return None
+
+
+def _filling(display: tuple[int, int]) -> tuple[int, int]:
+    """The `--window-size` whose window covers a display of this size from 0,0. Chromium 156
+    on X without a window manager shrinks a window of exactly the display's size by a pixel
+    each way (1279x799 on 1280x800: black lines at the right and bottom); one more pixel
+    each way gives a window that covers the display (its last frame pixel off-screen)."""
+    return display[0] + 1, display[1] + 1
+
+
+def _start_xvfb(display: str, size: tuple[int, int] = (1280, 800)) -> int | None:
+    """Start Xvfb on `display` (`size` pixels) unless one already answers there; its pid."""
     number = display.lstrip(":").split(".")[0]
     socket_path = Path(f"/tmp/.X11-unix/X{number}")
     if _display_answers(socket_path):
@@ -214,7 +263,7 @@ def _start_xvfb(display: str) -> int | None:
             hint="install it with `apt-get install xvfb`, or pass --headless",
         )
     proc = subprocess.Popen(
-        [xvfb, display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
+        [xvfb, display, "-screen", "0", f"{size[0]}x{size[1]}x24", "-nolisten", "tcp"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
@@ -294,6 +343,65 @@ def pin_webrtc_policy(user_data_dir: str, profile: str = "Default") -> None:
         ) from exc
 
 
+# What a page could otherwise put on the broadcast screen by itself, closed Chrome-wide in
+# the profile of a Chrome we start (measured on Chromium 156, headful on Xvfb): downloads are
+# refused with no file and no bubble (`download_restrictions` 3 = block all), `print()`
+# shows no preview (`printing.enabled`), and a crash leaves no "Restore pages?" bubble
+# (`exit_type`, with `--hide-crash-restore-bubble`).
+SCREEN_PREFS: dict[str, dict[str, object] | int] = {
+    "download_restrictions": 3,
+    "download_bubble": {"partial_view_enabled": False},
+    "download": {"prompt_for_download": False},
+    "printing": {"enabled": False},
+    "profile": {"exit_type": "Normal", "exited_cleanly": True},
+}
+# Chrome-wide (Local State): HTTP sign-in schemes that draw a dialog are not offered, so a
+# 401 `WWW-Authenticate: Basic` (page or iframe) shows the page's own error body, never
+# Chrome's "Sign in" dialog, even while no driver is attached to cancel it.
+LOCAL_STATE_PREFS: dict[str, dict[str, object]] = {"auth": {"schemes": "negotiate"}}
+
+
+def _merge_json(path: Path, wanted: Mapping[str, object]) -> None:
+    """Set `wanted` (nested one level) in the JSON file at `path`; untouched when it holds."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        data = {}  # none yet (or unreadable, which Chrome would reset anyway)
+    if not isinstance(data, dict):
+        data = {}
+    changed = False
+    for key, value in wanted.items():
+        if isinstance(value, Mapping):
+            section = data.get(key)
+            if not isinstance(section, dict):
+                section = data[key] = {}
+            for name, item in value.items():
+                changed = changed or section.get(name) != item
+                section[name] = item
+        else:
+            changed = changed or data.get(key) != value
+            data[key] = value
+    if not changed:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        partial.write_text(json.dumps(data), encoding="utf-8")
+        os.replace(partial, path)
+    except OSError as exc:
+        raise StreamBrowserError(
+            f"cannot write the broadcast preferences in {path}: {exc}",
+            hint="the profile folder must be writable",
+        ) from exc
+
+
+def pin_screen_prefs(user_data_dir: str, profile: str = "Default") -> None:
+    """Write `SCREEN_PREFS` into the profile and `LOCAL_STATE_PREFS` into Local State
+    (before every start: the exit type a crash left must be reset each time)."""
+    _merge_json(Path(user_data_dir) / profile / "Preferences", SCREEN_PREFS)
+    _merge_json(Path(user_data_dir) / "Local State", LOCAL_STATE_PREFS)
+
+
 def start_egress_guard(
     proxy_port: int,
     chrome_pid: int,
@@ -366,11 +474,13 @@ def launch_chrome(
     profile = str(Path(user_data_dir).expanduser())
     Path(profile).mkdir(parents=True, exist_ok=True)
     pin_webrtc_policy(profile)
+    pin_screen_prefs(profile)
     display, xvfb_pid = None, None
     if not headless:
         display = os.environ.get("DISPLAY") or XVFB_DISPLAY
         if not os.environ.get("DISPLAY"):
-            xvfb_pid = _start_xvfb(display)
+            xvfb_pid = _start_xvfb(display, window)
+        window = _filling(display_size(display) or window)
     proxy_port = free_port() if egress else None
     if proxy_port is not None:
         extra_args = (*egress_args(proxy_port), *extra_args)
@@ -409,12 +519,36 @@ def launch_chrome(
             time.sleep(0.1)
             continue
         return ChromeProcess(
-            proc.pid, port, endpoint, profile, display, xvfb_pid, headless, egress_pid, proxy_port
+            proc.pid,
+            port,
+            endpoint,
+            profile,
+            display,
+            xvfb_pid,
+            headless,
+            egress_pid,
+            proxy_port,
+            _start_target(endpoint),
         )
     stop_pid(proc.pid)
     raise CdpUnreachable(
         f"Chrome did not open CDP on {endpoint} within {startup_timeout_s:.0f} s", endpoint=endpoint
     )
+
+
+def _start_target(endpoint: str) -> str | None:
+    """The id of the one tab a fresh Chrome opened (None if it cannot be told within 1 s)."""
+    for _ in range(10):
+        try:
+            tabs = [t for t in cdp_targets(endpoint) if t.get("type") == "page"]
+        except CdpUnreachable:
+            return None
+        if len(tabs) == 1 and tabs[0].get("id"):
+            return str(tabs[0]["id"])
+        if tabs:
+            return None
+        time.sleep(0.1)
+    return None
 
 
 def _exited_at_start(path: str, code: int | None, display: str | None) -> StreamBrowserError:
@@ -507,3 +641,73 @@ def load_state(state_dir: str, port: int) -> ChromeProcess | None:
         return ChromeProcess(**json.loads(path.read_text(encoding="utf-8")))
     except (OSError, ValueError, TypeError):
         return None
+
+
+# What a Chrome we attach to needs for a clean screen, as `stream-browser chrome` sets it
+# (switch -> what the audience sees without it).
+SCREEN_SWITCHES: tuple[tuple[str, str], ...] = (
+    ("--hide-crash-restore-bubble", 'a "Restore pages?" bubble after a crash'),
+    ("--window-position=0,0", "black bars where the window misses the display"),
+    ("--deny-permission-prompts", "permission prompts"),
+    ("--test-type", 'the "unsupported flag" infobar'),
+)
+
+
+def _command_line(port: int) -> list[str] | None:
+    """The command line of the local browser process serving CDP on `port` (from /proc)."""
+    wanted = f"--remote-debugging-port={port}"
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if not entry.isdigit():
+            continue
+        try:
+            argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        args = [a.decode("utf-8", "replace") for a in argv if a]
+        if wanted in args and not any(a.startswith("--type=") for a in args):
+            return args
+    return None
+
+
+def _pref_findings(profile_dir: Path) -> list[str]:
+    found = []
+    for path, wanted in (
+        (profile_dir / "Default" / "Preferences", SCREEN_PREFS),
+        (profile_dir / "Local State", LOCAL_STATE_PREFS),
+    ):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            found.append(f"cannot read {path}")
+            continue
+        for key, value in wanted.items():
+            if key == "profile":
+                continue  # the exit type is Chrome's own while it runs
+            have = data.get(key) if isinstance(data, dict) else None
+            items = value.items() if isinstance(value, Mapping) else [(None, value)]
+            for name, item in items:
+                got = have.get(name) if isinstance(have, dict) and name else have
+                if got != item:
+                    found.append(f"preference {key}{'.' + name if name else ''} is not {item!r}")
+    return found
+
+
+def screen_findings(endpoint: str, port: int) -> list[str]:
+    """What a Chrome at `endpoint` lacks for a clean broadcast screen (empty: nothing seen).
+
+    Reads its command line and profile when it runs on this machine; counts its tabs."""
+    found = []
+    with contextlib.suppress(CdpUnreachable):
+        tabs = [t for t in cdp_targets(endpoint) if t.get("type") == "page"]
+        if len(tabs) > 1:
+            found.append(f"{len(tabs)} tabs: the audience may see a tab strip of others")
+    args = _command_line(port)
+    if args is None:
+        return [*found, "its command line cannot be read here (not on this machine?)"]
+    for switch, shows in SCREEN_SWITCHES:
+        if switch not in args:
+            found.append(f"no {switch} ({shows})")
+    profile = next((a.split("=", 1)[1] for a in args if a.startswith("--user-data-dir=")), None)
+    if profile:
+        found += _pref_findings(Path(profile).expanduser())
+    return found

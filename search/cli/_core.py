@@ -23,6 +23,7 @@ from browser_core import (
     launch_chrome,
     load_state,
     save_state,
+    screen_findings,
     state_file,
     stop_pid,
 )
@@ -342,6 +343,20 @@ def _stage_checks(settings: Settings) -> bool:
     return fonts_ok
 
 
+def _screen_check(settings: Settings) -> None:
+    """What the audience may see that this Chrome's switches and profile do not prevent
+    (advisory: a WARN line, not a reason the mode cannot work)."""
+    findings = screen_findings(settings.cdp_endpoint, settings.cdp_port)
+    if not findings:
+        print("OK   clean screen: the launch switches and profile preferences are set")
+        return
+    print("WARN clean screen: " + "; ".join(findings))
+    print(
+        "     fix: stop this Chrome and start it with `stream-browser chrome`, which sets "
+        "them (see docs for the switches)"
+    )
+
+
 def cmd_doctor(args: argparse.Namespace, app: Any) -> int:
     from gemini import find_gemini_binary, gemini_oauth_ready
 
@@ -378,6 +393,7 @@ def cmd_doctor(args: argparse.Namespace, app: Any) -> int:
         )
         cdp_ok = cdp_ok and guard_ok
         cdp_ok = _stage_checks(settings) and cdp_ok
+        _screen_check(settings)
     if settings.stream_browser:
         needed.append(cdp_ok)
     binary = find_gemini_binary(settings)
