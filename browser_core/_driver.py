@@ -39,7 +39,8 @@ from playwright.async_api import Browser, BrowserContext, Page, Playwright, asyn
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
-from ._chrome import close_target
+from ._cdp_raw import tab_responds
+from ._chrome import cdp_targets, close_target, load_state, new_target
 from ._errors import (
     BlockedUrl,
     CdpUnreachable,
@@ -54,6 +55,7 @@ from ._tablock import TabLock
 from .safety._fetch_guard import install_fetch_guard
 from .safety._policy import INTERNAL_REQUEST, check_url, is_allowed
 from .stage._focus import drain as drain_stage
+from .stage._screen import after_op, prepare_page
 
 T = TypeVar("T")
 PageHook = Callable[[Page], Awaitable[None]]
@@ -70,6 +72,9 @@ _SETTLED_TEXT = 200  # characters: below this a page is probably still being ren
 _SETTLE_POLL_S = 0.15
 # A tab whose page does not run `1` within this is wedged (a busy loop): it is replaced.
 _RESPONSIVE_S = 1.0
+# Before attaching, a tab that does not run `1` over raw CDP within this (a few ms when it
+# is fine) is held by a JS dialog or a busy loop: it is replaced.
+_STUCK_S = 1.0
 # Playwright keeps every request, response and route of a connection alive (up to 10,000 of
 # each, on both sides) and its Node driver's heap creeps: every this many operations, drop
 # the connection and stop the driver; the next operation starts a fresh one and reattaches
@@ -162,6 +167,7 @@ class Driver:
         self._health = HealthMonitor(lambda: self.settings.cdp_endpoint)
         self._closed = False
         self._downloads = 0
+        self._replaced: set[str] = set()  # tabs closed as stuck: never adopted again
 
     # -- public ---------------------------------------------------------------------------
 
@@ -365,6 +371,7 @@ class Driver:
         try:
             page = await asyncio.wait_for(self._owned_page(deadline), deadline.remaining())
             result = await asyncio.wait_for(fn(page), deadline.remaining())
+            await after_op(page, op)  # no sound after the call but the player's (bounded)
             await self._recycle_now_and_then()
             return result
         except TimeoutError:
@@ -497,6 +504,7 @@ class Driver:
         result = await probe(endpoint, min(PROBE_TIMEOUT_S, budget))
         if not result.ok:
             return None, result.error or "no answer", result.hung
+        await self._replace_stuck_tab(endpoint, budget)
         if self._pw is None:
             with driver_node_options():  # a small V8 young generation: flat driver memory
                 self._pw = await async_playwright().start()
@@ -510,6 +518,40 @@ class Driver:
             return None, _short(exc), classify_error(exc) is ErrorClass.TIMEOUT
         return browser, "", False
 
+    async def _replace_stuck_tab(self, endpoint: str, budget: float) -> None:
+        """Before attaching: a JS dialog left open on the owned tab (by a process that has
+        exited, before a restart) or a busy loop would make the attach wait on that tab until
+        it times out. Ask the tab to run `1`; when it cannot, close it over HTTP (a dialog
+        cannot be answered over CDP from a session that was not there when it opened)."""
+        if not self._target_id:
+            return
+        target_id = self._target_id
+        try:
+            tabs = await asyncio.to_thread(cdp_targets, endpoint, min(1.0, budget))
+        except CdpUnreachable:
+            return
+        tab = next((t for t in tabs if t.get("id") == target_id), {})
+        ws_url = tab.get("webSocketDebuggerUrl")
+        if not ws_url:
+            return
+        if await asyncio.to_thread(tab_responds, ws_url, min(_STUCK_S, budget / 3)):
+            return
+        log.warning("driver.tab_stuck_replaced", target_id=target_id, url=str(tab.get("url"))[:200])
+        await self._replace_over_http(endpoint, target_id)
+
+    async def _replace_over_http(self, endpoint: str, target_id: str) -> None:
+        """Open a blank tab, make it the owned one, then close `target_id` over HTTP (in this
+        order: closing Chrome's last tab would end Chrome)."""
+        self._page = None
+        self._replaced.add(target_id)
+        try:
+            self._target_id = await asyncio.wait_for(asyncio.to_thread(new_target, endpoint), 2.0)
+        except (TimeoutError, OSError, CdpUnreachable):
+            self._target_id = None  # the next step opens one over CDP
+        self._save_target_id()
+        with contextlib.suppress(TimeoutError, OSError):
+            await asyncio.wait_for(asyncio.to_thread(close_target, endpoint, target_id), 2.0)
+
     async def _adopt_or_open(self) -> Page:
         assert self._browser is not None
         context = self._browser.contexts[0] if self._browser.contexts else None
@@ -517,7 +559,7 @@ class Driver:
             raise CdpUnreachable(
                 "the attached browser has no default context", endpoint=self.settings.cdp_endpoint
             )
-        page = await self._find_owned(context)
+        page = await self._find_owned(context) or await self._start_tab(context)
         if page is None:
             page = await context.new_page()
             self._target_id = await _target_id(context, page)
@@ -529,15 +571,37 @@ class Driver:
         self._page = page
         return page
 
+    async def _start_tab(self, context: BrowserContext) -> Page | None:
+        """The blank tab a Chrome started by `stream-browser chrome` opened: it becomes the
+        owned tab, so that Chrome shows one tab, ours (a tab someone navigated is theirs)."""
+        chrome = load_state(self.settings.state_dir, self.settings.cdp_port)
+        if chrome is None or not chrome.start_target or self.settings.cdp_url:
+            return None
+        if chrome.start_target in self._replaced:
+            return None
+        for page in context.pages:
+            if page.url not in ("about:blank", "chrome://newtab/", "chrome://new-tab-page/"):
+                continue
+            with contextlib.suppress(PlaywrightError):
+                if await _target_id(context, page) == chrome.start_target:
+                    self._target_id = chrome.start_target
+                    self._save_target_id()
+                    log.info("driver.start_tab_adopted", target_id=self._target_id)
+                    return page
+        return None
+
     async def _find_owned(self, context: BrowserContext) -> Page | None:
         if not self._target_id:
             return None
-        for page in context.pages:
-            try:
-                if await _target_id(context, page) == self._target_id:
-                    return page
-            except PlaywrightError:
-                continue
+        for attempt in range(2):
+            for page in context.pages:
+                try:
+                    if await _target_id(context, page) == self._target_id:
+                        return page
+                except PlaywrightError:
+                    continue
+            if attempt == 0:  # a tab just opened over HTTP reaches Playwright a moment later
+                await asyncio.sleep(0.2)
         return None
 
     async def _prepare(self, page: Page) -> None:
@@ -545,6 +609,7 @@ class Driver:
         page.on("popup", _close_popup)
         page.on("download", self._cancel_download)
         page.set_default_timeout(self.settings.nav_timeout_s * 1000)
+        await prepare_page(page, self.settings)  # the clean screen (bounded, never raises)
         for hook in self.page_hooks:
             await hook(page)
         # Registered last, so it runs before any hook's routes: a public page must not
@@ -591,11 +656,16 @@ class Driver:
         self._save_target_id()
         if target_id:
             log.warning("driver.tab_wedged_closed", target_id=target_id)
-            with contextlib.suppress(TimeoutError, OSError):
-                await asyncio.wait_for(asyncio.to_thread(close_target, endpoint, target_id), 2.0)
+            await self._replace_over_http(endpoint, target_id)
 
     async def _drop(self) -> None:
-        browser, self._browser, self._page = self._browser, None, None
+        browser, self._browser = self._browser, None
+        page, self._page = self._page, None
+        if page is not None and not page.is_closed() and browser is not None:
+            # Route handlers still running (a recording's, the guard's) would fail on the
+            # closed connection and print "Task exception was never retrieved".
+            with contextlib.suppress(TimeoutError, PlaywrightError):
+                await asyncio.wait_for(page.unroute_all(behavior="ignoreErrors"), 1.0)
         if browser is not None:
             with contextlib.suppress(TimeoutError, PlaywrightError):
                 await asyncio.wait_for(browser.close(), 1.0)

@@ -26,6 +26,7 @@ from bench._stage import Stage, open_stage
 from browser_core import Settings, cdp_targets, parse_envelope
 from gemini.testing import FakeGeminiApi, fake_calls, write_fake_gemini
 from search import BrowseTool, ToolContext
+from tests._service_proc import wait_until
 
 LIVE = ToolContext(broadcasting=True)
 OFF = ToolContext(broadcasting=False)
@@ -486,3 +487,41 @@ def test_a_page_that_never_lets_go_costs_one_deadline_and_the_next_read_works(
     finally:
         tool.close()
         stage.close()
+
+
+# -- hazards fired after the call returned (the screen side: tests/test_stage_screen.py) -------
+
+
+def test_an_attachment_opened_by_a_timer_after_the_process_left_is_not_saved(
+    site: Stage,
+) -> None:
+    name = f"late-{time.monotonic_ns()}.exe"
+    site.server.add(
+        f"/{name}",
+        Served(
+            b"MZ" + b"\0" * 4096,
+            content_type="application/octet-stream",
+            headers={"Content-Disposition": f"attachment; filename={name}"},
+        ),
+    )
+    url = site.server.add(
+        "/late-download",
+        Served(
+            ARTICLE.replace(
+                b"</body>",
+                f"<script>setTimeout(() => location = '/{name}', 2000)</script></body>".encode(),
+            )
+        ),
+    )
+    tool = BrowseTool(site.settings)
+    try:
+        result = tool.call(url, action="read", ctx=LIVE)
+    finally:
+        tool.close()  # like a CLI process: no driver attached when the download starts
+    assert result is not None and result.data["outcome"] == "ok"
+    assert wait_until(lambda: f"/{name}" in site.server.seen, 6.0)  # the page did try
+    time.sleep(0.5)  # the page did try
+    saved = list((site.tmp / "profile").rglob(f"{name}*")) + list(
+        (Path.home() / "Downloads").glob(f"{name}*")
+    )
+    assert saved == []

@@ -8,12 +8,17 @@ every request to a host that looks internal, and refuses what the navigation pol
 A refused document gets a short local 403 page (so nothing is sent and the driver then sees
 where the page tried to go); a refused sub-request fails as blocked by the client. Names are
 not resolved here (that is the proxy's job, after resolution).
+
+It also answers HTTP sign-in challenges (`401 WWW-Authenticate: Basic`, page or iframe) of
+the requests it pauses by cancelling them (`Fetch.authRequired`), so Chrome's "Sign in"
+dialog never reaches the broadcast screen; the page shows its own 401 body.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 from collections.abc import Iterable
 from typing import Any
 
@@ -69,6 +74,23 @@ class FetchGuard:
         self.blocked: list[str] = []
         self._tasks: set[asyncio.Task[None]] = set()
 
+    def on_auth(self, event: dict[str, Any]) -> None:
+        task = asyncio.ensure_future(self._cancel_auth(event))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _cancel_auth(self, event: dict[str, Any]) -> None:
+        url = str(event.get("request", {}).get("url", ""))
+        log.info("driver.auth_cancelled", url=url[:200])
+        with contextlib.suppress(PlaywrightError):  # the page navigated away or closed
+            await self.session.send(
+                "Fetch.continueWithAuth",
+                {
+                    "requestId": event["requestId"],
+                    "authChallengeResponse": {"response": "CancelAuth"},
+                },
+            )
+
     def on_paused(self, event: dict[str, Any]) -> None:
         task = asyncio.ensure_future(self._decide(event))
         self._tasks.add(task)
@@ -112,5 +134,6 @@ async def install_fetch_guard(
     session = await context.new_cdp_session(page)
     guard = FetchGuard(session, allow_hosts)
     session.on("Fetch.requestPaused", guard.on_paused)
-    await session.send("Fetch.enable", {"patterns": list(PATTERNS)})
+    session.on("Fetch.authRequired", guard.on_auth)
+    await session.send("Fetch.enable", {"patterns": list(PATTERNS), "handleAuthRequests": True})
     return guard

@@ -1,0 +1,203 @@
+"""A clean screen: what a page may not put on the broadcast by itself, set up per page.
+
+The driver calls `prepare_page(page, settings)` every time it takes the owned tab into a
+connection (a fresh tab, an adopted one, after a restart of Chrome or of the service), and
+`after_op(page, op)` when an operation ends. Both are bounded in time and never raise.
+
+Per page (what a launch switch or profile preference cannot do; those live in `_chrome`):
+- JS dialogs: `alert`/`confirm`/`prompt` are no-ops in every frame of every document (an
+  init script in the page's world, where the page calls them), so a timer firing after the
+  call returns, when no driver is attached to answer, draws nothing; while a driver is
+  attached its dialog handler answers whatever slips past (a frame the script missed).
+- `print()`: a no-op in every frame (the profile's `printing.enabled` closes it Chrome-wide).
+- Downloads: `Browser.setDownloadBehavior` deny (no file, no bubble; Playwright still sees
+  the attempt, so a read of an attachment says "download").
+- Sound: only the player's site may make sound, and only during and after a play. Media
+  elements (in the page or detached `new Audio()`) are paused and Web Audio contexts
+  suspended at once while the page is quiet; `after_op` makes the page quiet when any other
+  operation ends. (Chrome has no CDP mute of a tab, and `--mute-audio` would mute the video.)
+
+Extension points for the other stage modules (consent, fonts, focus, caption): append an
+async `(page, settings) -> None` to `INSTALLERS` with `add_installer` (each runs once per
+page, in order, within `INSTALL_BUDGET_S`), or an init script to `INIT_SCRIPTS` with
+`add_init_script`. Failures are logged and skipped: the stage never fails a call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+from weakref import WeakKeyDictionary
+
+import structlog
+from playwright.async_api import CDPSession, Page
+from playwright.async_api import Error as PlaywrightError
+
+from .._settings import Settings
+
+log = structlog.get_logger("browser_core.stage.screen")
+
+Installer = Callable[[Page, Settings], Awaitable[None]]
+INSTALL_BUDGET_S = 1.5  # for all installers of one page together
+QUIET_BUDGET_S = 0.3
+# Operations after which sound may go on: the player's (play, resume, park, controls).
+SOUND_OPS = ("youtube.",)
+# Hosts whose pages may make sound without being told (the player); every other page is
+# quiet from its first script on.
+SOUND_HOSTS = ("youtube.com", "www.youtube.com", "m.youtube.com", "music.youtube.com")
+
+# Secret per process: the name of the event that tells a page to go quiet or loud. A page
+# cannot listen for a name it cannot guess.
+_CHANNEL = "sb-" + secrets.token_hex(12)
+
+SCREEN_JS = """
+(() => {
+  const CHANNEL = %(channel)r, SOUND_HOSTS = %(hosts)s;
+  const noop = () => undefined;
+  for (const name of ['alert', 'print']) {
+    try { Object.defineProperty(window, name, {value: noop, writable: true, configurable: true}); }
+    catch (e) {}
+  }
+  try { window.confirm = () => false; window.prompt = () => null; } catch (e) {}
+  let quiet = !SOUND_HOSTS.includes(location.hostname);
+  const media = new Set(), contexts = new Set();
+  let suspendAudio = null;
+  const Media = window.HTMLMediaElement;
+  const play = Media && Media.prototype.play, pause = Media && Media.prototype.pause;
+  const hush = (el) => { try { pause.call(el); } catch (e) {} };
+  if (Media) {
+    Media.prototype.play = function () {
+      media.add(this);
+      if (quiet) {
+        hush(this);
+        return Promise.reject(new DOMException('quiet', 'NotAllowedError'));
+      }
+      return play.apply(this, arguments);
+    };
+    document.addEventListener('play', (e) => {
+      media.add(e.target);
+      if (quiet) hush(e.target);
+    }, true);
+  }
+  for (const name of ['AudioContext', 'webkitAudioContext']) {
+    const Original = window[name];
+    if (typeof Original !== 'function') continue;
+    const resume = Original.prototype.resume, suspend = Original.prototype.suspend;
+    suspendAudio = suspend;
+    Original.prototype.resume = function () {
+      return quiet ? Promise.resolve() : resume.apply(this, arguments);
+    };
+    const Wrapped = new Proxy(Original, {construct(target, args, newTarget) {
+      const ctx = Reflect.construct(target, args, newTarget);
+      contexts.add(ctx);
+      if (quiet) suspend.call(ctx).catch(noop);
+      return ctx;
+    }});
+    const spec = {value: Wrapped, writable: true, configurable: true};
+    try { Object.defineProperty(window, name, spec); } catch (e) {}
+  }
+  window.addEventListener(CHANNEL, (e) => {
+    quiet = e.detail !== 'loud';
+    if (!quiet) return;
+    for (const el of document.querySelectorAll('audio, video')) media.add(el);
+    for (const el of media) hush(el);
+    for (const ctx of contexts) { try { suspendAudio.call(ctx).catch(noop); } catch (e) {} }
+  }, true);
+})();
+"""
+
+
+def screen_script() -> str:
+    """The init script of the clean screen (this process's channel name inside)."""
+    hosts = "[" + ", ".join(repr(h) for h in SOUND_HOSTS) + "]"
+    return SCREEN_JS % {"channel": _CHANNEL, "hosts": hosts}
+
+
+INIT_SCRIPTS: list[Callable[[], str]] = [screen_script]
+
+
+def add_init_script(source: Callable[[], str]) -> None:
+    """Run `source()` in every document of the owned tab, before the page's own scripts."""
+    if source not in INIT_SCRIPTS:
+        INIT_SCRIPTS.append(source)
+
+
+async def _install_init_scripts(page: Page, settings: Settings) -> None:
+    """Every init script, for documents to come and (evaluated now) for the one shown."""
+    for source in INIT_SCRIPTS:
+        script = source()
+        await page.add_init_script(script)
+        await _evaluate(page, script)
+
+
+async def _deny_downloads(page: Page, settings: Settings) -> None:
+    """Downloads refused by Chrome: no file, no bubble; Playwright still sees the attempt."""
+    session = await page.context.browser.new_browser_cdp_session()  # type: ignore[union-attr]
+    try:
+        await session.send(
+            "Browser.setDownloadBehavior", {"behavior": "deny", "eventsEnabled": True}
+        )
+    finally:
+        await session.detach()
+
+
+INSTALLERS: list[Installer] = [_install_init_scripts, _deny_downloads]
+
+
+def add_installer(installer: Installer) -> None:
+    """Run `installer(page, settings)` whenever the driver takes a page (once per page)."""
+    if installer not in INSTALLERS:
+        INSTALLERS.append(installer)
+
+
+_SESSIONS: WeakKeyDictionary[Page, CDPSession] = WeakKeyDictionary()
+
+
+async def prepare_page(page: Page, settings: Settings) -> None:
+    """Apply every installer to `page` within `INSTALL_BUDGET_S`; never raises."""
+    started = time.monotonic()
+    until = started + INSTALL_BUDGET_S
+    for installer in tuple(INSTALLERS):
+        name = getattr(installer, "__qualname__", repr(installer))
+        left = until - time.monotonic()
+        if left <= 0:
+            log.warning("stage.install_skipped", installer=name, reason="out of time")
+            continue
+        try:
+            await asyncio.wait_for(installer(page, settings), left)
+        except (TimeoutError, PlaywrightError, AttributeError) as exc:
+            log.warning("stage.install_failed", installer=name, error=str(exc)[:200])
+    log.debug("stage.prepared", elapsed_ms=int((time.monotonic() - started) * 1000))
+
+
+async def after_op(page: Page, op: str) -> None:
+    """An operation ended: unless it was the player's, the page makes no sound."""
+    if op.startswith(SOUND_OPS):
+        return
+    await set_sound(page, loud=False)
+
+
+async def set_sound(page: Page, *, loud: bool) -> None:
+    """Let the page's media play (`loud`), or pause it and suspend its audio; bounded."""
+    detail = "loud" if loud else "quiet"
+    expression = f"window.dispatchEvent(new CustomEvent({_CHANNEL!r}, {{detail: {detail!r}}})); 0"
+    try:
+        await asyncio.wait_for(_evaluate(page, expression), QUIET_BUDGET_S)
+    except (TimeoutError, PlaywrightError) as exc:
+        log.info("stage.sound_not_set", loud=loud, error=str(exc)[:200])
+
+
+async def _evaluate(page: Page, expression: str) -> Any:
+    """Run `expression` in the page's main world over CDP, without a user gesture (Playwright's
+    `evaluate` would grant one, letting the page open prompts for the next seconds)."""
+    session = _SESSIONS.get(page)
+    if session is None:
+        session = await page.context.new_cdp_session(page)
+        _SESSIONS[page] = session
+    reply = await session.send(
+        "Runtime.evaluate", {"expression": expression, "userGesture": False, "silent": True}
+    )
+    return reply.get("result", {}).get("value")

@@ -1,0 +1,415 @@
+"""The clean screen, as a viewer sees it: a headful Chromium on an Xvfb display of this
+module's own (never :1), started the way `stream-browser chrome` starts it, and hostile pages
+on a local server that fire their hazard on timers after the call has returned.
+
+After every call: one tab, ours; no JS dialog open (the tab still runs a script over raw
+CDP); no file in the download folder; no sound (media paused, AudioContexts suspended); the
+next read at its usual speed; and where only Chrome's own UI would show it (the sign-in
+dialog, the print preview, the download bubble, the crash-restore bubble) the screen grabbed
+with `import -window root` matches the same page without the hazard.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import math
+import os
+import shutil
+import signal
+import struct
+import subprocess
+import time
+import wave
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from browser_core import ChromeProcess, Settings, cdp_targets, launch_chrome, stop_pid
+from browser_core._cdp_raw import cdp_calls, tab_responds
+from browser_core._chrome import free_port, save_state
+from search import BrowseTool, ToolContext, client
+from tests._server import LocalServer, Reply
+from tests._service_proc import start_service, wait_until
+from tests.conftest import make_settings
+
+LIVE = ToolContext(broadcasting=True)
+SIZE = (1280, 800)
+LATER_MS = 400  # hazards fire this long after load: after the read has returned
+USUAL_S = 3.0  # a local read takes well under a second; a wedged tab costs a deadline
+# Pixels that may differ between two grabs of the same page (anti-aliasing, the caret).
+SAME_SCREEN_PX = 400
+
+ARTICLE = (
+    "<!DOCTYPE html><html><head><title>Calm page</title></head><body><article><h1>Calm</h1>"
+    "<p>" + "A calm sentence about the weather on the coast. " * 20 + "</p>{extra}</article>"
+    "</body></html>"
+)
+
+
+def later(js: str) -> str:
+    return f"<script>setTimeout(() => {{ {js} }}, {LATER_MS});</script>"
+
+
+def _tone() -> bytes:
+    out = io.BytesIO()
+    with wave.open(out, "wb") as wav:
+        wav.setnchannels(1)
+        wav.setsampwidth(2)
+        wav.setframerate(8000)
+        wav.writeframes(
+            b"".join(
+                struct.pack("<h", int(12000 * math.sin(i / 8000 * 2 * math.pi * 440)))
+                for i in range(8000)
+            )
+        )
+    return out.getvalue()
+
+
+# name -> what the page does on top of the calm article (the control is the calm article).
+HAZARDS = {
+    "dialogs": later("alert('on air'); confirm('sure?'); prompt('name?');")
+    + "<script>setInterval(() => alert('again'), 300);</script>",
+    "download": later("location = '/report.exe';"),
+    "print": later("print();"),
+    "auth-iframe": later(
+        "const f = document.createElement('iframe'); f.src = '/secret'; "
+        "f.style = 'position:fixed;left:-50px;width:1px;height:1px;border:0';"
+        "document.body.append(f);"
+    ),
+}
+
+
+def _free_display() -> str:
+    for number in range(93, 160):
+        if not (
+            Path(f"/tmp/.X11-unix/X{number}").exists() or Path(f"/tmp/.X{number}-lock").exists()
+        ):
+            return f":{number}"
+    raise RuntimeError("no free X display number between :93 and :159")
+
+
+@contextlib.contextmanager
+def _display_env(display: str) -> Iterator[None]:
+    old = os.environ.get("DISPLAY")
+    os.environ["DISPLAY"] = display
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("DISPLAY", None)
+        else:
+            os.environ["DISPLAY"] = old
+
+
+@dataclass
+class Screen:
+    """Xvfb, a headful broadcast Chrome on it, the hostile server, folders."""
+
+    display: str
+    xvfb: subprocess.Popen[bytes]
+    server: LocalServer
+    tmp: Path
+    chrome: ChromeProcess | None = None
+    mode: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def downloads(self) -> Path:
+        return self.tmp / "downloads"
+
+    @property
+    def state(self) -> Path:
+        return self.tmp / "state"
+
+    def start_chrome(self) -> ChromeProcess:
+        profile = self.tmp / "profile"
+        prefs = profile / "Default" / "Preferences"
+        if not prefs.exists():  # downloads would go here (they must not happen at all)
+            prefs.parent.mkdir(parents=True, exist_ok=True)
+            prefs.write_text(json.dumps({"download": {"default_directory": str(self.downloads)}}))
+        port = self.chrome.port if self.chrome else free_port()
+        with _display_env(self.display):
+            self.chrome = launch_chrome(
+                port=port,
+                user_data_dir=str(profile),
+                window=(800, 600),  # the display's size wins
+                allow_hosts=(f"127.0.0.1:{self.server.port}",),
+            )
+        save_state(str(self.state), self.chrome)
+        return self.chrome
+
+    def settings(self, **extra: Any) -> Settings:
+        return make_settings(self.chrome, self.tmp, settle_ms=150, **extra)
+
+    def tabs(self) -> list[dict[str, str]]:
+        assert self.chrome is not None
+        return [t for t in cdp_targets(self.chrome.endpoint) if t.get("type") == "page"]
+
+    def grab(self, name: str) -> Path:
+        path = self.tmp / f"{name}.png"
+        subprocess.run(
+            ["import", "-display", self.display, "-window", "root", str(path)],
+            check=True,
+            timeout=10,
+        )
+        return path
+
+    def differing_px(self, a: Path, b: Path) -> int:
+        proc = subprocess.run(
+            ["compare", "-metric", "AE", "-fuzz", "8%", str(a), str(b), "null:"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+        return int(float(proc.stderr.split()[0]))
+
+    def evaluate(self, expression: str) -> Any:
+        """Run `expression` in our tab over raw CDP (no Playwright attached)."""
+        (tab,) = self.tabs()
+        reply = cdp_calls(
+            tab["webSocketDebuggerUrl"],
+            [("Runtime.evaluate", {"expression": expression, "returnByValue": True})],
+            2.0,
+        )
+        return reply["result"]["result"].get("value")
+
+
+@pytest.fixture(scope="module")
+def screen(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Screen]:
+    for tool in ("Xvfb", "import", "compare"):
+        if shutil.which(tool) is None:
+            pytest.fail(f"{tool} is not installed: run `make setup` (xvfb, imagemagick)")
+    display = _free_display()
+    xvfb = subprocess.Popen(
+        ["Xvfb", display, "-screen", "0", f"{SIZE[0]}x{SIZE[1]}x24", "-nolisten", "tcp"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    server = LocalServer()
+    tmp = tmp_path_factory.mktemp("screen")
+    view = Screen(display, xvfb, server, tmp)
+    _serve_hazards(view)
+    try:
+        for _ in range(50):
+            if Path(f"/tmp/.X11-unix/X{display[1:]}").exists():
+                break
+            time.sleep(0.05)
+        view.start_chrome()
+        yield view
+    finally:
+        if view.chrome:
+            stop_pid(view.chrome.pid)
+            if view.chrome.egress_pid:
+                stop_pid(view.chrome.egress_pid)
+        server.stop()
+        xvfb.terminate()
+        xvfb.wait(5)
+
+
+def _serve_hazards(view: Screen) -> None:
+    def page(handler: Any) -> Reply:
+        name = handler.path.split("?")[0].rsplit("/", 1)[-1]
+        if name == "page":  # one address for every hazard: the address bar looks the same
+            name = view.mode.get("page", "calm")
+        return Reply(ARTICLE.format(extra=HAZARDS.get(name, "")))
+
+    for name in (*HAZARDS, "plain", "page"):
+        view.server.route(f"/hazard/{name}", page)
+    view.server.route(
+        "/report.exe",
+        Reply(
+            b"MZ" + b"\0" * 4096,
+            content_type="application/octet-stream",
+            headers={"Content-Disposition": "attachment; filename=report.exe"},
+        ),
+    )
+    view.server.route(
+        "/secret",
+        Reply("<p>no entry</p>", status=401, headers={"WWW-Authenticate": 'Basic realm="x"'}),
+    )
+    view.server.route("/tone.wav", Reply(_tone(), content_type="audio/wav"))
+    sound = (
+        "<audio id=a autoplay loop src='/tone.wav'></audio><script>"
+        "window.ctx1 = new AudioContext(); const o = window.ctx1.createOscillator();"
+        "o.connect(window.ctx1.destination); o.start();</script>"
+        + later(
+            "window.ctx2 = new AudioContext(); const p = window.ctx2.createOscillator();"
+            "p.connect(window.ctx2.destination); p.start(); window.ctx2.resume();"
+            "window.late = new Audio('/tone.wav'); window.late.loop = true; window.late.play();"
+        )
+    )
+    view.server.route("/sound", Reply(ARTICLE.format(extra=sound)))
+    view.server.route(
+        "/leave-later",
+        Reply(ARTICLE.format(extra=later("location = '/alert-on-load';"))),
+    )
+    view.server.route(
+        "/alert-on-load", Reply(ARTICLE.format(extra="<script>alert('left open');</script>"))
+    )
+
+
+def read(tool: BrowseTool, url: str) -> tuple[Any, float]:
+    started = time.monotonic()
+    result = tool.call(url, action="read", url=url, ctx=LIVE)
+    return result, time.monotonic() - started
+
+
+def assert_clean(view: Screen, owned: str | None = None) -> None:
+    tabs = view.tabs()
+    assert len(tabs) == 1, [t["url"] for t in tabs]
+    if owned:
+        assert tabs[0]["id"] == owned
+    assert tab_responds(tabs[0]["webSocketDebuggerUrl"], 1.0), "a JS dialog is open"
+    assert list(view.downloads.glob("*")) == []
+
+
+def test_the_window_fills_the_display_and_its_only_tab_is_ours(
+    screen: Screen, tool: BrowseTool
+) -> None:
+    assert screen.chrome is not None and screen.chrome.start_target
+    result, _ = read(tool, screen.server.url("/hazard/plain"))
+    assert result is not None and result.success
+    assert_clean(screen, owned=screen.chrome.start_target)
+    grab = screen.grab("window")
+    # No black border: Xvfb's background is black, Chrome's frame and page are not.
+    corners = subprocess.run(
+        ["convert", str(grab), "-format", "%[hex:p{0,0}] %[hex:p{1279,799}]", "info:"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert "000000" not in corners, corners
+
+
+@pytest.fixture(scope="module")
+def tool(screen: Screen) -> Iterator[BrowseTool]:
+    """One in-process tool for the hazard tests (the driver stays attached between them)."""
+    tool = BrowseTool(screen.settings())
+    yield tool
+    with contextlib.suppress(Exception):  # a test may have closed it already
+        tool.close()
+
+
+@pytest.fixture(scope="module")
+def calm(screen: Screen, tool: BrowseTool) -> Path:
+    """The screen after reading the calm article at the address every hazard uses."""
+    screen.mode["page"] = "calm"
+    read(tool, screen.server.url("/hazard/page"))
+    time.sleep(LATER_MS / 1000 + 0.3)
+    return screen.grab("calm")
+
+
+@pytest.mark.parametrize("hazard", list(HAZARDS))
+def test_a_hazard_fired_after_the_read_leaves_the_screen_as_the_calm_page(
+    screen: Screen, tool: BrowseTool, calm: Path, hazard: str
+) -> None:
+    screen.mode["page"] = hazard
+    result, _ = read(tool, screen.server.url("/hazard/page"))
+    assert result is not None and result.success and "calm sentence" in result.data["text"]
+    time.sleep(LATER_MS / 1000 + 0.5)  # the hazard fires now, after the call returned
+    hostile = screen.grab(f"{hazard}-hostile")
+    assert_clean(screen)
+    assert screen.differing_px(calm, hostile) < SAME_SCREEN_PX, (calm, hostile)
+    after, took = read(tool, screen.server.url("/hazard/plain"))
+    assert after is not None and after.success and took < USUAL_S
+
+
+def test_a_page_makes_no_sound_once_the_read_returns(screen: Screen, tool: BrowseTool) -> None:
+    result, _ = read(tool, screen.server.url("/sound"))
+    assert result is not None and result.success
+    time.sleep(LATER_MS / 1000 + 0.5)
+    state = screen.evaluate(
+        "[document.getElementById('a').paused, window.ctx1.state,"
+        " window.ctx2 && window.ctx2.state, window.late && window.late.paused]"
+    )
+    assert state == [True, "suspended", "suspended", True]
+
+
+def test_a_dialog_left_open_after_the_process_exited_does_not_wedge_the_next_call(
+    screen: Screen, tool: BrowseTool
+) -> None:
+    tool.close()  # no driver of this process is attached from here on
+    first = BrowseTool(screen.settings())
+    try:
+        result, usual = read(first, screen.server.url("/hazard/plain"))  # attach + read
+    finally:
+        first.close()  # like a CLI process that exits: no driver left to answer dialogs
+    assert result is not None and result.success
+    # The page moves on by itself (a timer, a redirect) to one that alerts at once.
+    (tab,) = screen.tabs()
+    ws_url = tab["webSocketDebuggerUrl"]
+    cdp_calls(ws_url, [("Page.navigate", {"url": screen.server.url("/alert-on-load")})], 2.0)
+    assert wait_until(lambda: not tab_responds(ws_url, 0.3), 5.0)  # the alert is on screen
+    second = BrowseTool(screen.settings())
+    try:
+        after, took = read(second, screen.server.url("/hazard/plain"))
+    finally:
+        second.close()
+    assert after is not None and after.success
+    assert took < usual + 1.5  # the stuck tab costs its 1 s check, not a 5 s attach timeout
+    assert_clean(screen)
+
+
+def test_after_chrome_is_killed_the_restarted_one_shows_no_restore_bubble(
+    screen: Screen,
+) -> None:
+    tool = BrowseTool(screen.settings())
+    url = screen.server.url("/hazard/plain")
+    try:
+        read(tool, url)
+        time.sleep(0.8)  # the focus layer's scroll and highlight come to rest
+        before = screen.grab("before-kill")
+        assert screen.chrome is not None
+        os.killpg(screen.chrome.pid, signal.SIGKILL)
+        stop_pid(screen.chrome.pid)
+        time.sleep(0.5)
+        screen.start_chrome()
+        time.sleep(1.0)  # the bubble, when there is one, comes with the window
+        result, _ = read(tool, url)
+    finally:
+        tool.close()
+    assert result is not None and result.success
+    time.sleep(0.8)
+    assert_clean(screen)
+    after = screen.grab("after-restart")
+    assert screen.differing_px(before, after) < SAME_SCREEN_PX, (before, after)
+
+
+def test_through_the_service_hazards_leave_a_clean_screen_across_a_restart(
+    screen: Screen,
+) -> None:
+    assert screen.chrome is not None
+
+    def browse(service: Any, name: str) -> float:
+        started = time.monotonic()
+        answer = client.browse(
+            action="read",
+            url=screen.server.url(f"/hazard/{name}"),
+            broadcasting=True,
+            service_url=service.url,
+            token=service.token,
+        )
+        assert answer is not None and answer["result"]["success"], answer
+        return time.monotonic() - started
+
+    service = start_service(screen.chrome, screen.state)
+    try:
+        usual = browse(service, "plain")  # a fresh service: attach + read
+        for name in ("dialogs", "download", "print"):
+            browse(service, name)
+        time.sleep(LATER_MS / 1000 + 0.5)
+        assert_clean(screen)
+        assert service.stop() == 0  # the page keeps calling alert() every 300 ms
+        service = start_service(screen.chrome, screen.state)
+        took = browse(service, "plain")
+        assert took < usual + 1.5, [
+            line[:300] for line in service.output if '"driver.' in line or '"stage.' in line
+        ]
+        assert_clean(screen)
+    finally:
+        service.stop()
