@@ -139,11 +139,18 @@ def _run_case(service: Any, action: str, folder: Path) -> bool:
     return True
 
 
+def _tabs(settings: Settings) -> int:
+    """Tabs (page targets; Chrome's own UI targets are not tabs)."""
+    return len([t for t in cdp_targets(settings.cdp_endpoint) if t.get("type") == "page"])
+
+
 def cmd_demo(args: argparse.Namespace, app: Any) -> int:
     from search.cli._core import refuse_off_air
 
     settings: Settings = app.settings
-    configure_logging("warning", settings.log_format)  # the demo narrates; logs only on trouble
+    # The demo narrates every step and failure itself: only errors are logged (a missing
+    # Gemini login, say, is a warning that does not concern an offline browser demo).
+    configure_logging("error", settings.log_format)
     if refuse_off_air(settings, "demo"):
         return 1
     try:
@@ -151,7 +158,7 @@ def cmd_demo(args: argparse.Namespace, app: Any) -> int:
     except StreamBrowserError as exc:
         print(f"stream-browser demo: {exc.kind}: {exc}", file=sys.stderr)
         return 2 if isinstance(exc, SettingsError) else 1
-    before = len(cdp_targets(settings.cdp_endpoint))
+    before = _tabs(settings)
     cases = {action: _recordings(action) for action in ("search", "read")}
     missing = [action for action, found in cases.items() if not found]
     for action in missing:
@@ -166,8 +173,8 @@ def cmd_demo(args: argparse.Namespace, app: Any) -> int:
         for action, found in cases.items():
             if found:
                 ok = _run_case(service, action, found[0]) and ok
-    after = len(cdp_targets(settings.cdp_endpoint))
-    _say(f"Chrome targets before {before}, after {after} (one owned tab, reused)")
+    after = _tabs(settings)
+    _say(f"Chrome tabs before {before}, after {after} (one owned tab, reused)")
     _say(
         "next: `stream-browser doctor`, `stream-browser serve` for the brain (README), then "
         'with internet `stream-browser search "..."`; stop Chrome with '
