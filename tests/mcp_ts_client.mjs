@@ -1,6 +1,6 @@
 // The TypeScript MCP SDK's own client against stream-browser (tests/test_mcp_clients.py).
 // usage: node mcp_ts_client.mjs SDK_DIR PLAN_JSON
-//   PLAN: {"transport": "http", "url", "token"} or {"transport": "stdio", "command", "args",
+//   PLAN: {"transport": "http", "url", "token" or "headers"} or {"transport": "stdio", "command", "args",
 //          "env", "cwd"}, plus "calls": [[tool, arguments], ...]
 // Prints one JSON object: the tool names, and per call its isError, text and structured
 // content, or the error the SDK threw (a schema mismatch shows up here).
@@ -15,7 +15,7 @@ const { Client } = await load("client/index.js");
 async function transport() {
   if (plan.transport === "http") {
     const { StreamableHTTPClientTransport } = await load("client/streamableHttp.js");
-    const headers = plan.token ? { Authorization: `Bearer ${plan.token}` } : {};
+    const headers = plan.headers ?? (plan.token ? { Authorization: `Bearer ${plan.token}` } : {});
     return new StreamableHTTPClientTransport(new URL(plan.url), { requestInit: { headers } });
   }
   const { StdioClientTransport } = await load("client/stdio.js");

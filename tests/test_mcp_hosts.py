@@ -1,0 +1,174 @@
+"""Every MCP host snippet in docs/mcp.md, read out of the file and run as a user would: the
+stdio and HTTP `mcpServers` entries with the TypeScript SDK's own client, the Gemini CLI's
+`settings.json` with the real `gemini mcp list` (it needs no model login), and the MCP
+Inspector CLI command. Only the paths, the port and the token are filled in.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from browser_core import ChromeProcess
+from tests._service_proc import ROOT, ServiceProc, close_owned_tab, start_service
+from tests.test_mcp_clients import NAMES, NODE, SDK, run_ts_client
+
+DOC = (ROOT / "docs" / "mcp.md").read_text(encoding="utf-8")
+COMMAND = str(Path(sys.executable).parent / "stream-browser")
+BIN = ROOT / ".tools" / "node_modules" / ".bin"
+PLACEHOLDER_COMMAND = "/path/to/stream-browser/.venv/bin/stream-browser"
+BAD_CALL = ["browse", {"query": "ferry", "action": "dance"}]
+
+
+def _json_blocks() -> list[dict[str, Any]]:
+    return [json.loads(block) for block in re.findall(r"```json\n(.*?)```", DOC, re.DOTALL)]
+
+
+def _snippet(kind: str) -> dict[str, Any]:
+    """The documented `mcpServers` block of one host family."""
+    for block in _json_blocks():
+        servers = list(block.get("mcpServers", {}).values())
+        if kind == "gemini" and any("httpUrl" in s for s in servers):
+            return block
+        if kind == "http" and servers and servers[0].get("type") == "http":
+            return block
+        if kind == "stdio" and len(servers) == 1 and "command" in servers[0]:
+            return block
+    raise AssertionError(f"docs/mcp.md has no {kind} snippet")
+
+
+@pytest.fixture(scope="module")
+def svc(chrome: ChromeProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProc]:
+    state = tmp_path_factory.mktemp("hosts-service")
+    service = start_service(chrome, state)
+    yield service
+    assert service.stop() == 0
+    close_owned_tab(chrome, state)
+
+
+def _fill(block: dict[str, Any], svc: ServiceProc, chrome: ChromeProcess, home: Path) -> Any:
+    """The snippet with this test's paths, port and token (nothing else changed)."""
+    text = json.dumps(block)
+    text = text.replace(PLACEHOLDER_COMMAND, COMMAND)
+    text = text.replace("http://127.0.0.1:8765", svc.url).replace("PASTE-THE-TOKEN", svc.token)
+    filled = json.loads(text)
+    for server in filled["mcpServers"].values():
+        if "command" in server:  # the environment a host gives the server
+            server["env"] = {
+                **server.get("env", {}),
+                "CDP_PORT": str(chrome.port),
+                "SB_STATE_DIR": str(home / "state"),
+                "SB_SERVICE_URL": "off",
+                "GEMINI_CLI": str(home / "no-gemini"),
+                "HOME": str(home),
+            }
+    return filled
+
+
+def _assert_error_text(text: str) -> None:
+    assert "failure_kind: bad-arguments" in text and "fix: " in text, text
+
+
+needs_sdk = pytest.mark.skipif(
+    NODE is None or not SDK.is_dir(), reason="needs node and .tools (run `make tools`)"
+)
+
+
+@needs_sdk
+def test_the_documented_stdio_entry_works_with_the_typescript_sdk(
+    svc: ServiceProc, chrome: ChromeProcess, tmp_path: Path
+) -> None:
+    entry = _fill(_snippet("stdio"), svc, chrome, tmp_path)["mcpServers"]["stream-browser"]
+    plan = {"transport": "stdio", "cwd": str(tmp_path), "calls": [BAD_CALL], **entry}
+    out = run_ts_client(plan)
+    assert out["tools"] == NAMES, out
+    assert out["calls"][0]["isError"] is True
+    _assert_error_text(out["calls"][0]["text"])
+
+
+@needs_sdk
+def test_the_documented_http_entry_works_with_the_typescript_sdk(
+    svc: ServiceProc, chrome: ChromeProcess, tmp_path: Path
+) -> None:
+    entry = _fill(_snippet("http"), svc, chrome, tmp_path)["mcpServers"]["stream-browser"]
+    assert entry["type"] == "http"
+    plan = {"transport": "http", "url": entry["url"], "headers": entry["headers"]}
+    out = run_ts_client({**plan, "calls": [BAD_CALL, ["status", {}]]})
+    assert out["tools"] == NAMES, out
+    _assert_error_text(out["calls"][0]["text"])
+    assert out["calls"][1]["isError"] is False, out["calls"][1]
+
+
+def _gemini_list(home: Path, trusted: bool) -> str:
+    env = {"PATH": f"{Path(NODE or '/usr/bin/node').parent}:/usr/bin:/bin", "HOME": str(home)}
+    env["NO_BROWSER"] = "true"
+    if trusted:
+        env["GEMINI_CLI_TRUST_WORKSPACE"] = "true"
+    work = home / "work"
+    work.mkdir(exist_ok=True)
+    done = subprocess.run(
+        [str(BIN / "gemini"), "mcp", "list"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=150,
+    )
+    return done.stdout + done.stderr
+
+
+@pytest.mark.skipif(not (BIN / "gemini").exists(), reason="the Gemini CLI is not in .tools")
+def test_the_documented_gemini_settings_connect_both_servers_once_the_folder_is_trusted(
+    svc: ServiceProc, chrome: ChromeProcess, tmp_path: Path
+) -> None:
+    settings = _fill(_snippet("gemini"), svc, chrome, tmp_path)
+    (tmp_path / ".gemini").mkdir()
+    (tmp_path / ".gemini" / "settings.json").write_text(json.dumps(settings))
+    shown = _gemini_list(tmp_path, trusted=True)
+    lines = {
+        name: line
+        for line in shown.splitlines()
+        for name in settings["mcpServers"]
+        if f" {name}:" in line
+    }
+    assert set(lines) == {"stream-browser", "stream-browser-http"}, shown
+    for name, line in lines.items():
+        assert line.rstrip().endswith("Connected"), (name, shown)
+    untrusted = _gemini_list(tmp_path, trusted=False)
+    assert "Connected" not in untrusted and "isabled" in untrusted, untrusted
+
+
+@pytest.mark.skipif(not (BIN / "mcp-inspector").exists(), reason="the Inspector is not in .tools")
+def test_the_documented_inspector_cli_command_lists_the_tools_and_shows_a_failure(
+    svc: ServiceProc, chrome: ChromeProcess, tmp_path: Path
+) -> None:
+    command = re.search(r"```sh\n(npx @modelcontextprotocol/inspector --cli .*?)\n```", DOC)
+    assert command is not None, "docs/mcp.md has no Inspector CLI command"
+    argv = shlex.split(command.group(1))
+    argv = [str(BIN / "mcp-inspector"), *argv[2:]]  # npx PACKAGE -> the installed binary
+    config = _fill(_snippet("stdio"), svc, chrome, tmp_path)
+    (tmp_path / "mcp.json").write_text(json.dumps(config))
+    env = {"PATH": f"{Path(NODE or '/usr/bin/node').parent}:/usr/bin:/bin", "HOME": str(tmp_path)}
+
+    def run(*args: str) -> Any:
+        done = subprocess.run(
+            args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, done.stderr[-1500:]
+        return json.loads(done.stdout)
+
+    listed = run(*argv)
+    assert [tool["name"] for tool in listed["tools"]] == NAMES
+    method = argv.index("tools/list")
+    call = ["tools/call", "--tool-name", "browse", "--tool-arg", "query=ferry"]
+    failed = run(*argv[:method], *call, "--tool-arg", "action=dance", *argv[method + 1 :])
+    assert failed["isError"] is True
+    _assert_error_text(failed["content"][0]["text"])
