@@ -17,7 +17,7 @@ pages are the scrapinghub development third, mozilla/readability's test pages
 words or more) and the article pages of WCXB's dev split (Murrough-Foley/
 web-content-extraction-benchmark, `main_content` ground truth). The scrapinghub pages alone
 lose almost nothing to precision mode (recall 0.990), so they cannot tell a recall rule's
-candidates apart. Three readability pages are committed (tests/fixtures/articles/readability,
+candidates apart. Four readability pages are committed (tests/fixtures/articles/readability,
 read when FIXTURES_DIR has `readability/`); `--readability DIR` gives the whole suite and
 `--wcxb DIR` adds WCXB (its test-split articles are then scored as held out).
 
@@ -60,6 +60,7 @@ sys.path.insert(0, str(ROOT))
 import lxml.html  # noqa: E402
 import trafilatura  # noqa: E402
 
+from search._language import count_words  # noqa: E402
 from search.parsers import article as art  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "fixtures" / "articles"
@@ -145,7 +146,7 @@ def load_readability(root: Path) -> list[Page]:
         if expected is None or source is None:
             continue
         truth = block_text(read_text(expected))
-        if len(truth.split()) >= READABILITY_MIN_WORDS:
+        if count_words(truth) >= READABILITY_MIN_WORDS:
             pages.append(Page(folder.name, read_text(source), truth, source="readability"))
     return pages
 

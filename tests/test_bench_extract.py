@@ -32,8 +32,8 @@ def test_the_extraction_bench_prints_scores_cross_validation_and_timing() -> Non
     out = proc.stdout
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "scrapinghub-aeb: 8 development pages" in out
-    assert "readability test pages: 3 development pages" in out
-    assert "cross-validation over all 11 development pages" in out
+    assert "readability test pages: 4 development pages" in out
+    assert "cross-validation over all 12 development pages" in out
     scrapinghub = out[: out.index("readability test pages:")]
     rows = dict(
         re.findall(
@@ -48,7 +48,7 @@ def test_the_extraction_bench_prints_scores_cross_validation_and_timing() -> Non
     assert len(folds) == 3
     match = re.search(r"^cross-validated F1 \(3-fold, .*\): ([\d.]+) ± ([\d.]+)$", out, re.M)
     assert match and 0.9 <= float(match.group(1)) <= 1.0
-    assert re.search(r"^extraction time per page, 13 pages \(interleaved", out, re.M)
+    assert re.search(r"^extraction time per page, 14 pages \(interleaved", out, re.M)
     for row in ("trafilatura.extract \\(plain\\)", "ours \\(extract_article\\)"):
         assert re.search(rf"^{row}\s+[\d.]+ms\s+[\d.]+ms\s+\d+ms$", out, re.M)
     ratios = re.search(
@@ -125,6 +125,6 @@ def test_wcxb_articles_develop_and_its_test_split_is_held_out(tmp_path: Path) ->
     proc = run_bench(str(ROOT / "tests" / "fixtures"), "--wcxb", str(tmp_path))
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "wcxb articles: 3 development pages" in proc.stdout
-    assert "cross-validation over all 14 development pages" in proc.stdout
+    assert "cross-validation over all 15 development pages" in proc.stdout
     held = proc.stdout[proc.stdout.index("wcxb held out: 2 test-split articles") :]
     assert re.search(r"^ours \(extract_article\)\s+[\d.]+\s+[\d.]+\s+0\.\d{3}$", held, re.M)

@@ -13,6 +13,7 @@ import trafilatura
 import trafilatura.core
 import trafilatura.metadata
 
+from search._language import count_words
 from search.parsers import extract_article, visible_text
 from search.parsers.article import (
     EXTRACT_OPTIONS,
@@ -327,3 +328,31 @@ def test_the_language_is_the_one_the_page_declares() -> None:
     html, _ = pages()[0]
     declared = html.replace("<html", '<html lang="sv-SE"', 1)
     assert extract_article(declared).language == "sv"
+
+
+def test_a_chinese_page_is_counted_as_text_not_by_its_spaces() -> None:
+    """readability's qq page (a Tencent news article) has 17 spaces in its 500-character
+    article: counted by spaces it was "too little text" for every budget; each Chinese
+    character now counts as a word, as a word processor counts it."""
+    folder = READABILITY / "qq"
+    article = extract_article(read(folder / "source.html.gz"))
+    assert len(article.text.split()) < 30
+    assert article.word_count == count_words(article.text) > 400
+    assert "DeepMind表示" in article.text
+    paragraphs = [line for line in block_text(read(folder / "expected.html.gz")).splitlines()]
+    kept = [line for line in paragraphs if count_words(line) > 30 and line in article.text]
+    assert len(kept) >= 0.8 * len([line for line in paragraphs if count_words(line) > 30])
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("The council met on Tuesday.", 5),
+        ("東京都は本日、新しい計画を発表した。", 16),  # 16 characters; 、。 are no words
+        ("NHKによると、東京で3日 地震があった。", 16),  # NHK and 3 as words, 14 characters
+        ("서울에서 회의가 열렸다", 3),  # Korean is written with spaces
+        ("", 0),
+    ],
+)
+def test_words_are_counted_in_every_script(text: str, words: int) -> None:
+    assert count_words(text) == words

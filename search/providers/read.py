@@ -32,10 +32,13 @@ from browser_core import (
     trim_heap,
 )
 from browser_core.stage import prepare, show_caption, show_passage
+from search._language import count_words
 from search._types import Request
 from search.parsers.google import detect_interstitial
 
-BODY_ENOUGH_WORDS = 80  # fewer words in the raw HTML: the page is probably rendered by script
+# Fewer words (`count_words`: a Chinese or Japanese character is one) in the raw HTML: the
+# page is probably rendered by script.
+BODY_ENOUGH_WORDS = 80
 Outcome = Literal["ok", "http-error", "not-html", "download", "empty"]
 # Hosts whose consent wall and "unusual traffic" page `detect_interstitial` knows.
 _WALL_HOSTS = re.compile(r"(^|\.)(google\.[a-z.]{2,6}|youtube\.com)$")
@@ -92,7 +95,7 @@ async def read_in_page(
     article = await asyncio.to_thread(extract_article, body, nav.url) if body else None
     text = article.text.strip() if article else ""
     html = body or ""
-    if len(text.split()) < BODY_ENOUGH_WORDS or page.url != nav.url:
+    if count_words(text) < BODY_ENOUGH_WORDS or page.url != nav.url:
         await page.wait_for_load_state("domcontentloaded")
         await driver.settle(page)
         html = await page.content()
@@ -114,7 +117,7 @@ async def read_in_page(
         date=article.date,
         language=article.language,
         text=text[:budget],
-        word_count=len(text.split()),
+        word_count=count_words(text),
         text_chars=len(text),
         truncated=len(text) > budget,
     )
