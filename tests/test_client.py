@@ -72,6 +72,33 @@ def test_the_client_file_runs_under_a_bare_interpreter_against_the_service(
     assert "Owls are quiet." in answer["result"]["reply_text"]
 
 
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+def test_the_client_file_prints_its_help_and_sends_nothing(uds: ServiceProc, flag: str) -> None:
+    before = len(uds.events("service.turn"))
+    result = subprocess.run(
+        ["python3", "-I", "-S", str(CLIENT_FILE), flag],
+        env=clean_env(SB_SERVICE_URL=uds.url, SB_SERVICE_TOKEN=uds.token),
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert result.returncode == 0
+    assert result.stdout.startswith("usage: python3 client.py QUERY")
+    assert "SB_SERVICE_TOKEN" in result.stdout and result.stderr == ""
+    assert len(uds.events("service.turn")) == before  # no search for "--help"
+
+
+def test_an_unknown_option_is_a_usage_error_not_a_search(uds: ServiceProc) -> None:
+    result = subprocess.run(
+        ["python3", "-I", "-S", str(CLIENT_FILE), "--verbose", "x"],
+        env=clean_env(SB_SERVICE_URL=uds.url, SB_SERVICE_TOKEN=uds.token),
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert result.returncode == 2 and "unknown option --verbose" in result.stderr
+
+
 def test_browse_and_search_returns_the_result_dict_over_a_unix_socket(
     uds: ServiceProc, http: LocalServer
 ) -> None:
