@@ -29,7 +29,15 @@ from typing import Any
 
 import pytest
 
-from browser_core import ChromeProcess, Settings, cdp_targets, launch_chrome, stop_pid
+from browser_core import (
+    CdpUnreachable,
+    ChromeProcess,
+    Settings,
+    cdp_targets,
+    launch_chrome,
+    screen_findings,
+    stop_pid,
+)
 from browser_core._cdp_raw import cdp_calls, tab_responds
 from browser_core._chrome import free_port, save_state
 from search import BrowseTool, ToolContext, client
@@ -413,3 +421,45 @@ def test_through_the_service_hazards_leave_a_clean_screen_across_a_restart(
         assert_clean(screen)
     finally:
         service.stop()
+
+
+def test_doctor_names_what_a_chrome_we_attach_to_lacks_for_a_clean_screen(
+    screen: Screen, tmp_path: Path
+) -> None:
+    assert screen.chrome is not None
+    assert screen_findings(screen.chrome.endpoint, screen.chrome.port) == []
+    port = free_port()
+    (tmp_path / "bare" / "Default").mkdir(parents=True)
+    (tmp_path / "bare" / "Default" / "Preferences").write_text("{}")  # a profile of its own
+    bare = subprocess.Popen(
+        [
+            shutil.which("chromium") or "chromium",
+            "--headless",
+            f"--remote-debugging-port={port}",
+            f"--user-data-dir={tmp_path / 'bare'}",
+            "--no-first-run",
+            *(["--no-sandbox"] if os.geteuid() == 0 else []),
+            "about:blank",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        endpoint = f"http://127.0.0.1:{port}"
+        assert wait_until(lambda: bool(_answers(endpoint)), 15.0)
+        findings = " | ".join(screen_findings(endpoint, port))
+    finally:
+        stop_pid(bare.pid)
+        bare.wait(5)
+    assert "no --hide-crash-restore-bubble" in findings
+    assert "no --window-position=0,0" in findings
+    assert "preference download_restrictions is not 3" in findings
+    assert "preference printing.enabled is not False" in findings
+
+
+def _answers(endpoint: str) -> list[dict[str, str]]:
+    try:
+        return cdp_targets(endpoint)
+    except CdpUnreachable:
+        return []
