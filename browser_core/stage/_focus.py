@@ -460,3 +460,11 @@ async def show_player(page: Any, *, fullscreen: bool = False, budget_s: float = 
 def run_all(*steps: Awaitable[Any]) -> Awaitable[list[Any]]:
     """Several stage steps at once (each already bounded): the answer waits for the slowest."""
     return asyncio.gather(*steps)
+
+
+async def show_neutral(page: Any, *, budget_s: float = BUDGET_S) -> Any:
+    """After `stop`: wait (at most `budget_s`) until the blank page is painted, so the
+    screen no longer holds the video's last frame (Chromium keeps a left page's last frame
+    on screen until the next one paints)."""
+    frames = "() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"
+    return await bounded("neutral", page.evaluate(frames), budget_s)

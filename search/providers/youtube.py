@@ -28,7 +28,7 @@ from browser_core import (
     Settings,
     Source,
 )
-from browser_core.stage import CAP_S, finish, show_caption, show_player, start
+from browser_core.stage import CAP_S, finish, show_caption, show_neutral, show_player, start
 from search._types import Request
 from search.parsers._models import YoutubeVideo
 from search.parsers.google import detect_interstitial
@@ -248,6 +248,7 @@ async def control(
     async def op(page: Any) -> PlayStatus:
         if command == "stop":
             await page.goto(NEUTRAL_URL)
+            await show_neutral(page)
             return PlayStatus()
         video_id = video_id_from_url(page.url)
         if command in ("pause", "resume") and video_id:
