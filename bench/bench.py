@@ -715,7 +715,7 @@ def side_measurements(args: argparse.Namespace, bench: Bench, fixtures: list[Pat
     print("\n".join(gemini_overhead(bench.stage.tmp, 3 if args.smoke else 15)))
     print("\nthe stage (what viewers see), added time per action:")
     article = bench.workloads[1].target
-    print("\n".join(stage_cost(bench.stage, QUERY, article, 3 if args.smoke else 10)))
+    print("\n".join(stage_cost(bench.stage, QUERY, article, 1 if args.smoke else 10)))
 
 
 def write_json(path: Path, results: Results, ratios: dict[str, float], bench: Bench) -> None:
