@@ -75,7 +75,7 @@ def _calls(
     }
 
 
-def _waited(logs: list[dict[str, Any]]) -> float:
+def _waited(logs: list[Any]) -> float:
     """The answer's wait on the stage: side-by-side steps (one gather) count once."""
     waits = [float(e["waited_ms"]) for e in logs if e.get("event") == "stage.shown"]
     return max(waits, default=0.0)
