@@ -279,11 +279,39 @@ def private_workdir() -> Path:
     return workdir
 
 
+# What a seeded login is made of; a read-only seed is copied into a private home of these.
+LOGIN_FILES = (CREDS_FILE, "google_accounts.json", "settings.json", "installation_id")
+
+
+def writable_home(seeded: Path) -> Path:
+    """A private home whose `.gemini` holds copies of a read-only seeded login.
+
+    The CLI writes beside its credentials (`projects.json`, refreshed tokens, session
+    records) and, when it cannot, fails before any request (0.61: "EACCES ... projects.json",
+    exit 1): a login bind-mounted read-only, as the container mounts it, would fail every
+    call. A copy is refreshed when the seed is newer.
+    """
+    home = _private_root() / "home-rw"
+    target = home / ".gemini"
+    target.mkdir(mode=0o700, parents=True, exist_ok=True)
+    for name in LOGIN_FILES:
+        source, copy = seeded / name, target / name
+        if not source.is_file():
+            continue
+        if copy.is_file() and copy.stat().st_mtime >= source.stat().st_mtime:
+            continue
+        shutil.copyfile(source, copy)
+        os.chmod(copy, 0o600)
+    return home
+
+
 def cli_home(settings: Settings) -> Path | None:
     """The GEMINI_CLI_HOME for the child (None: leave the user's own home alone)."""
     seeded = configured_oauth_dir(settings)
     if seeded is None:
         return None
+    if not os.access(seeded, os.W_OK):
+        return writable_home(seeded)
     if seeded.name == ".gemini":
         return seeded.parent
     shim = _private_root() / "home"

@@ -630,3 +630,44 @@ def test_the_cli_version_in_the_warning_comes_from_its_npm_package_without_runni
     version = run_sync(_cli.cli_version(link, env={}, cwd=tmp_path))
     assert version == "9.8.7"
     assert not Path(f"{script}.ran").exists()
+
+
+@pytest.fixture
+def private_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A TMPDIR of the test's own, so the CLI's private folder is made there."""
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    monkeypatch.setenv("TMPDIR", str(folder))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # gettempdir() reads TMPDIR again
+    return folder
+
+
+def test_a_read_only_seeded_login_is_copied_into_a_private_home_the_cli_can_write(
+    tmp_path: Path, private_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The container mounts the login read-only; the real CLI 0.61 then fails before any call
+    # (EACCES on projects.json). Root ignores permission bits, so the read-only mount is told
+    # to the code through os.access, the one thing that cannot run here as it does there.
+    seeded = _seed(tmp_path / "gemini-oauth" / ".gemini")
+    real_access = os.access
+    monkeypatch.setattr(
+        os, "access", lambda path, mode: Path(path) != seeded and real_access(path, mode)
+    )
+    home = _cli.cli_home(settings_for(gemini_oauth_dir=str(seeded)))
+    assert home is not None and home.is_relative_to(private_tmp)
+    copy = home / ".gemini" / "oauth_creds.json"
+    assert copy.read_text() == (seeded / "oauth_creds.json").read_text()
+    assert copy.stat().st_mode & 0o777 == 0o600
+    assert not (home / ".gemini").is_symlink()  # the CLI writes here, not into the seed
+
+
+def test_the_private_copy_of_a_login_follows_a_newer_seed(
+    tmp_path: Path, private_tmp: Path
+) -> None:
+    seeded = _seed(tmp_path / "seed")
+    _cli.writable_home(seeded)
+    (seeded / "oauth_creds.json").write_text('{"refresh_token": "newer"}')
+    later = time.time() + 5
+    os.utime(seeded / "oauth_creds.json", (later, later))
+    home = _cli.writable_home(seeded)
+    assert "newer" in (home / ".gemini" / "oauth_creds.json").read_text()
