@@ -12,7 +12,9 @@ own Chromium and pages:
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
+import os
 import random
 import statistics
 import time
@@ -123,7 +125,9 @@ async def _one(
 def stage_cost(stage: Stage, query: str, article: str, rounds: int) -> list[str]:
     """Lines for the bench report: per action, the stage's added time."""
     add_youtube(stage.server)
-    series = asyncio.run(_run(stage, query, article, rounds))
+    # A thread of its own: the bench's sync Playwright rows keep a loop in the main thread.
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        series = pool.submit(asyncio.run, _run(stage, query, article, rounds)).result()
     lines = [
         f"  {'action':<7} {'waited median':>14} {'p95':>6} {'max':>6}"
         f" {'with - without (medians)':>26}"
@@ -137,8 +141,10 @@ def stage_cost(stage: Stage, query: str, article: str, rounds: int) -> list[str]
             f"  {action:<7} {statistics.median(waited):>11.1f} ms {p95:>6.1f} {waited[-1]:>6.1f}"
             f" {with_ms - without_ms:>+14.1f} ms ({with_ms:.0f} vs {without_ms:.0f})"
         )
+    load = os.getloadavg()[0]
     lines.append(
-        f"  ({rounds} rounds, interleaved; the stage's budget per action is 100 ms; "
-        "caption on, so every step runs)"
+        f"  ({rounds} rounds, interleaved; the stage's budget per action is 100 ms; caption on,"
+        f" so every step runs; load average {load:.1f} on {os.cpu_count()} cores: the"
+        " with - without column is only meaningful on an idle machine)"
     )
     return lines
