@@ -435,7 +435,7 @@ async def _theater(page: Any, fullscreen: bool) -> Any:
             return await world.call(_PLAYER_JS, {"fullscreen": True}, gesture=True)
         if not await world.call(_BLUR_JS):  # YouTube's own key first: `t`, focus off inputs
             await _press(world.session, "t", "KeyT", 84)
-        shown = await world.call(_PLAYER_JS, {"fullscreen": False}, gesture=True)
+        shown = await world.call(_PLAYER_JS, {"fullscreen": False})  # a click: no activation given
         if shown and shown.get("mode") == "theater":
             return shown
         await world.style(STYLE + PLAYER_FILL)  # the site did not answer: our own frame
