@@ -9,6 +9,9 @@ Per page (what a launch switch or profile preference cannot do; those live in `_
   init script in the page's world, where the page calls them), so a timer firing after the
   call returns, when no driver is attached to answer, draws nothing; while a driver is
   attached its dialog handler answers whatever slips past (a frame the script missed).
+- External protocols: a frame whose address is `mailto:`, `tel:` or an app's scheme is
+  dropped, and a click on such a link does nothing, so Chrome never asks "Open xdg-open?"
+  (a page script setting `location` to one while it holds a user gesture is not caught).
 - `print()`: a no-op in every frame (the profile's `printing.enabled` closes it Chrome-wide).
 - Downloads: `Browser.setDownloadBehavior` deny (no file, no bubble; Playwright still sees
   the attempt, so a read of an attachment says "download").
@@ -62,6 +65,33 @@ SCREEN_JS = """
     catch (e) {}
   }
   try { window.confirm = () => false; window.prompt = () => null; } catch (e) {}
+  // External protocols (mailto:, tel:, zoommtg:, ...): no frame and no link click may ask
+  // Chrome to open another application ("Open xdg-open?").
+  const WEB = /^(https?|about|blob|data|javascript):$/i;
+  const web = (v) => {
+    try { return WEB.test(new URL(String(v), location.href).protocol); } catch (e) { return true; }
+  };
+  const Frame = window.HTMLIFrameElement;
+  const src = Frame && Object.getOwnPropertyDescriptor(Frame.prototype, 'src');
+  if (src) {
+    Object.defineProperty(Frame.prototype, 'src', {configurable: true, enumerable: true,
+      get() { return src.get.call(this); },
+      set(v) { if (web(v)) src.set.call(this, v); }});
+    const setAttribute = Element.prototype.setAttribute;
+    Element.prototype.setAttribute = function (name, value) {
+      if (this instanceof Frame && String(name).toLowerCase() === 'src' && !web(value)) return;
+      return setAttribute.call(this, name, value);
+    };
+    new MutationObserver((records) => {
+      for (const r of records) for (const n of r.addedNodes) {
+        if (n instanceof Frame && !web(n.getAttribute('src') || '')) n.remove();
+      }
+    }).observe(document, {childList: true, subtree: true});
+  }
+  document.addEventListener('click', (e) => {
+    const a = e.target && e.target.closest && e.target.closest('a[href], area[href]');
+    if (a && !web(a.href)) e.preventDefault();
+  }, true);
   let quiet = !SOUND_HOSTS.includes(location.hostname);
   const media = new Set(), contexts = new Set();
   let suspendAudio = null;
