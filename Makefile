@@ -11,7 +11,7 @@ MCP_SDK_VERSION := 1.32.2
 MCP_INSPECTOR_VERSION := 0.15.0
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help setup system venv tools demo serve test check lint typecheck format bench bench-extract \
+.PHONY: help setup system venv tools tools-inspector2 demo serve test check lint typecheck format bench bench-extract \
         soak screens debug record update-recordings chrome doctor constraints clean \
         image base-image image-test
 
@@ -64,6 +64,15 @@ tools: .tools/.installed .tools/.mcp-installed .tools/.autoconsent-$(AUTOCONSENT
 	    @modelcontextprotocol/inspector@$(MCP_INSPECTOR_VERSION) >/dev/null 2>&1 \
 	    && touch $@ || echo "warning: could not install the MCP SDK and Inspector; their client tests will be skipped"; \
 	else echo "warning: npm not found; the MCP client tests (TypeScript SDK, Inspector) will be skipped"; fi
+
+# Optional (not part of setup): Node 22 from npm and the Inspector 2.x on it, for its test.
+INSPECTOR2_VERSION := 2.12.0
+tools-inspector2:
+	@if command -v npm >/dev/null; then \
+	  npm install --silent --no-audit --no-fund --prefix .tools/node22 node@22 \
+	    @modelcontextprotocol/inspector@$(INSPECTOR2_VERSION) >/dev/null 2>&1 \
+	    || echo "warning: could not install Node 22 and Inspector 2.x; their test will be skipped"; \
+	else echo "warning: npm not found; the Inspector 2.x test will be skipped"; fi
 
 # DuckDuckGo's consent-banner rules, injected into the broadcast tab (browser_core/stage/_consent.py).
 .tools/.autoconsent-$(AUTOCONSENT_VERSION):

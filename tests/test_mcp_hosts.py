@@ -24,6 +24,7 @@ from tests.test_mcp_clients import NAMES, NODE, SDK, run_ts_client
 DOC = (ROOT / "docs" / "mcp.md").read_text(encoding="utf-8")
 COMMAND = str(Path(sys.executable).parent / "stream-browser")
 BIN = ROOT / ".tools" / "node_modules" / ".bin"
+NODE22_BIN = ROOT / ".tools" / "node22" / "node_modules" / ".bin"  # make tools-inspector2
 PLACEHOLDER_COMMAND = "/path/to/stream-browser/.venv/bin/stream-browser"
 BAD_CALL = ["browse", {"query": "ferry", "action": "dance"}]
 
@@ -172,3 +173,36 @@ def test_the_documented_inspector_cli_command_lists_the_tools_and_shows_a_failur
     failed = run(*argv[:method], *call, "--tool-arg", "action=dance", *argv[method + 1 :])
     assert failed["isError"] is True
     _assert_error_text(failed["content"][0]["text"])
+
+
+@pytest.mark.skipif(
+    not (NODE22_BIN / "mcp-inspector").exists(),
+    reason="Inspector 2.x needs Node 22: run `make tools-inspector2` (optional)",
+)
+def test_the_documented_inspector_2_command_over_http_lists_the_tools_and_shows_failures(
+    svc: ServiceProc, tmp_path: Path
+) -> None:
+    found = re.search(r"```sh\n(npx @modelcontextprotocol/inspector@2 --cli .*?)\n```", DOC)
+    assert found is not None, "docs/mcp.md has no Inspector 2.x command"
+    text = found.group(1).replace("http://127.0.0.1:8765", svc.url)
+    argv = [str(NODE22_BIN / "mcp-inspector"), *shlex.split(text)[2:]]
+    env = {"PATH": f"{NODE22_BIN}:/usr/bin:/bin", "HOME": str(tmp_path)}
+
+    def run(args: list[str]) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            args, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL
+        )
+
+    listed = run([a.replace("PASTE-THE-TOKEN", svc.token) for a in argv])
+    assert listed.returncode == 0, listed.stderr[-1500:]
+    assert [tool["name"] for tool in json.loads(listed.stdout)["tools"]] == NAMES
+    method = argv.index("tools/list")
+    call = ["tools/call", "--tool-name", "browse", "--tool-arg", "query=ferry"]
+    failed = run(
+        [a.replace("PASTE-THE-TOKEN", svc.token) for a in argv[:method]]
+        + [*call, "--tool-arg", "action=dance", *argv[method + 1 :]]
+    )
+    _assert_error_text(json.loads(failed.stdout)["content"][0]["text"])
+    wrong = run([a.replace("PASTE-THE-TOKEN", "not-the-token") for a in argv])
+    assert wrong.returncode != 0
+    assert "unauthorized" in wrong.stderr and "SB_SERVICE_TOKEN" in wrong.stderr

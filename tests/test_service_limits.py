@@ -218,13 +218,20 @@ def test_connections_that_pipeline_and_never_read_cannot_keep_the_brain_out(
 
     host, port = _address(svc)
     service = client.Service(f"http://{host}:{port}", svc.token)
-    socks = _pipeliners(svc, 300, 200)
-    try:
+
+    def timed() -> tuple[Any, float]:
         started = time.monotonic()
         answer = client.request("GET", "/v1/status", service=service, timeout=5)
-        elapsed = time.monotonic() - started
-        assert answer is not None and answer[0] == 200, answer
-        assert elapsed < 1.0, f"answered after {elapsed:.2f} s"  # about 10 ms when idle
+        return answer, time.monotonic() - started
+
+    idle = sorted(timed()[1] for _ in range(3))[1]  # this machine's load, same run
+    socks = _pipeliners(svc, 300, 200)
+    try:
+        answer, elapsed = timed()
+        assert answer is not None and answer[0] == 200, answer  # locked out before: None
+        # a second, plus room for a loaded machine (about 0.1 s against 10 ms idle here)
+        bound = 1.0 + 5 * idle
+        assert elapsed < bound, f"answered after {elapsed:.2f} s (idle: {idle:.3f} s)"
         # and the service closed them (each is more than MAX_PIPELINED ahead of its answers)
         until = time.monotonic() + 10
         still_open = sum(not _closed_by_server(sock, until) for sock in socks[:20])
