@@ -96,7 +96,7 @@ def test_the_typescript_sdk_client_over_http_with_the_token_lists_reads_and_sees
     _assert_seen(run_ts_client({**plan, "calls": _calls(page)}))
 
 
-def test_the_typescript_sdk_client_over_http_with_a_wrong_token_is_told_it_is_unauthorized_and_how_to_fix_it(
+def test_the_typescript_sdk_client_with_a_wrong_token_is_told_why_and_how_to_fix_it(
     svc: ServiceProc,
 ) -> None:
     plan = {"transport": "http", "url": f"{svc.url}/mcp", "token": "not-the-token", "calls": []}
