@@ -43,7 +43,7 @@ _SEARCH_DIRS = (
     Path("/usr/local/lib/node_modules"),
     Path("/usr/lib/node_modules"),
 )
-_CDP_TIMEOUT_S = 2.0
+_CDP_TIMEOUT_S = 1.0
 _EVAL_TIMEOUT_MS = 1000
 _EVENTS_KEPT = 64
 # Messages worth keeping (for the log and for tests); `report` comes every few hundred ms.
@@ -426,7 +426,11 @@ async def install_consent(page: Page, settings: Settings) -> None:
     mode = consent_mode(settings)
     if mode == "off" or page in _CONTROLLERS:
         return
-    bundle = await asyncio.to_thread(find_bundle)  # the first look reads ~1 MB of rules
+    try:  # the first look reads the rules (about 0.1 s; the thread fills the cache anyway)
+        bundle = await asyncio.wait_for(asyncio.to_thread(find_bundle), _CDP_TIMEOUT_S)
+    except TimeoutError:
+        log.warning("consent.install_skipped", reason="the rules took too long to read")
+        return
     if bundle is None:
         log.info("consent.unavailable", fix="run `make setup` (installs " + PACKAGE + ")")
         return
