@@ -135,6 +135,18 @@ def test_local_runs_in_process_even_with_a_service(
     assert len(svc.events("service.turn")) == turns
 
 
+def test_a_refusal_from_the_service_is_one_line_with_its_kind_and_fix(
+    svc: ServiceProc, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("SB_SERVICE_URL", svc.url)
+    monkeypatch.setenv("SB_SERVICE_TOKEN", "not-the-token")
+    assert main([*NO_ENV, "status"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("stream-browser: the service answered 401: ")
+    assert "(unauthorized)" in err and "fix: " in err
+    assert "{" not in err  # the error body read out, not printed as a dict
+
+
 def test_a_named_service_that_is_down_is_an_error_saying_what_to_do(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -219,7 +219,7 @@ def _reason(data: dict[str, Any] | str) -> str:
     if not isinstance(data, dict):
         return str(data)[:300] or "no reason given"
     if data.get("error"):
-        return str(data["error"])
+        return client.error_message(data)  # {"error": {"kind", "message", "fix"}}: one line
     detail = data.get("detail")
     if isinstance(detail, list) and detail:
         parts = []
