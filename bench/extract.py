@@ -51,6 +51,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 # Run as a script, this folder comes first on sys.path and `bench` would not be the package.
@@ -58,6 +59,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"
 sys.path.insert(0, str(ROOT))
 
 import lxml.html  # noqa: E402
+import numpy as np  # noqa: E402
 import trafilatura  # noqa: E402
 
 from search._language import count_words  # noqa: E402
@@ -99,6 +101,96 @@ def prf(tp: float, fp: float, fn: float) -> tuple[float, float, float]:
     return precision, recall, f1
 
 
+# -- ROUGE-LSum ---------------------------------------------------------------------------------
+# The summary-level ROUGE-L of news-extraction papers (rouge-score's "rougeLsum": lines are
+# sentences; each reference line's union of longest common subsequences with the candidate's
+# lines, hits clipped by token counts). rouge-score's own table is pure Python, O(reference x
+# candidate tokens): a second a page here. `rouge_lsum` computes the same tables a row at a time
+# with numpy (the same LCS table, the same backtracking, the same union and clipping; a test
+# checks it equals `rouge_score.rouge_scorer` on real pages). Tokens: rouge-score's default
+# keeps only [a-z0-9], which splits "für" and drops Chinese and Japanese text whole, so each
+# Chinese or Japanese character is a token and other tokens are runs of letters and digits.
+_ROUGE_TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|[^\W_]+")
+
+
+class RougeTokenizer:
+    """rouge-score's tokenizer interface (`tokenize`), for any script."""
+
+    def tokenize(self, text: str) -> list[str]:
+        return _ROUGE_TOKEN.findall(text.lower())
+
+
+def _sentences(text: str) -> list[list[str]]:
+    return [RougeTokenizer().tokenize(line) for line in (text or "").split("\n") if line]
+
+
+def rouge_lsum(truth: str, pred: str) -> tuple[float, float, float]:
+    """(precision, recall, F1) of ROUGE-LSum, as rouge-score computes it."""
+    refs, cans = _sentences(truth), _sentences(pred)
+    m, n = sum(map(len, refs)), sum(map(len, cans))
+    if not refs or not cans or not m or not n:
+        return 0.0, 0.0, 0.0
+    ids: dict[str, int] = {}
+    cand = np.array([ids.setdefault(t, len(ids)) for s in cans for t in s], dtype=np.int64)
+    seg = np.repeat(np.arange(len(cans)), [len(s) for s in cans])
+    ends = np.cumsum([len(s) for s in cans])
+    starts = ends - np.array([len(s) for s in cans])
+    cnt_r, cnt_c = Counter(t for s in refs for t in s), Counter(t for s in cans for t in s)
+    hits = 0
+    for ref in refs:
+        if not ref:
+            continue
+        for token in _union_lcs(ref, [ids.get(t, -1) for t in ref], cans, cand, seg, starts):
+            if cnt_c[token] > 0 and cnt_r[token] > 0:
+                hits += 1
+                cnt_c[token] -= 1
+                cnt_r[token] -= 1
+    recall, precision = hits / m, hits / n
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return precision, recall, f1
+
+
+def _union_lcs(
+    ref: list[str], ref_ids: list[int], cans: list[list[str]], cand: Any, seg: Any, starts: Any
+) -> list[str]:
+    """The reference line's tokens in the union of one LCS with each candidate line (the one
+    rouge-score's backtracking reads out), in order."""
+    width = len(ref) + 1
+    offset = seg * width  # each candidate line's values above every earlier line's
+    table = np.zeros((len(ref) + 1, len(cand)), dtype=np.int64)
+    first = np.zeros(len(cand), dtype=bool)
+    first[starts[starts < len(cand)]] = True
+    for i, token in enumerate(ref_ids, 1):
+        above = table[i - 1]
+        diagonal = np.concatenate(([0], above[:-1]))
+        diagonal[first] = 0
+        row = np.where(cand == token, diagonal + 1, above)
+        table[i] = np.maximum.accumulate(row + offset) - offset
+    found: set[int] = set()
+    for k, can in enumerate(cans):
+        if can and table[len(ref), starts[k] + len(can) - 1] > 0:
+            found.update(_backtrack(table, ref, can, int(starts[k])))
+    return [ref[i] for i in sorted(found)]
+
+
+def _backtrack(table: Any, ref: list[str], can: list[str], start: int) -> list[int]:
+    """rouge-score's `_backtrack_norec` on one candidate line's columns of `table`."""
+
+    def at(i: int, j: int) -> int:
+        return int(table[i, start + j - 1]) if j > 0 else 0
+
+    i, j, lcs = len(ref), len(can), []
+    while i > 0 and j > 0:
+        if ref[i - 1] == can[j - 1]:
+            lcs.append(i - 1)
+            i, j = i - 1, j - 1
+        elif at(i, j - 1) > at(i - 1, j):
+            j -= 1
+        else:
+            i -= 1
+    return lcs
+
+
 # -- pages and their cached passes ----------------------------------------------------------
 
 
@@ -116,12 +208,18 @@ class Page:
     recall: str = ""
     words: int = 0  # the page's body words (art.page_words)
     titles: tuple[str, ...] = ()
+    dropped: bool = False  # art.dropped_prose: the opening rule may look at this page
+    description: str | None = None
+    language: str = "?"
 
     def passes(self) -> Page:
         data, self.words, recall = art.extraction_passes(self.html, None)
         self.precise = data.get("text") or ""
         self.recall = recall() or ""
         self.titles = art.page_titles(data, self.html)
+        self.dropped = bool(data.get("dropped_prose"))
+        self.description = data.get("description")
+        self.language = data.get("language") or "?"
         return self
 
 
@@ -208,24 +306,32 @@ def load_segments(root: Path) -> list[Page]:
 
 # -- candidates and scores --------------------------------------------------------------------
 
-Candidate = tuple[bool, float]  # (clean-up on, recall pass when precision kept < this share)
+# (clean-up on, recall pass when precision kept < this share, opening lines of this many words
+# read back from the balanced pass: 0 never)
+Candidate = tuple[bool, float, int]
 Chooser = Callable[[Page], str]
 
 
 def chooser(candidate: Candidate) -> Chooser:
-    clean, share = candidate
+    clean, share, opening = candidate
 
     def run(page: Page) -> str:
         text = art.combine(page.precise, page.words, lambda: page.recall, share)
+        if opening and page.dropped and text == page.precise:
+            text = art.keep_opening(text, page.recall, page.description, opening)
         return art.clean_text(text, page.titles) if clean else text.strip()
 
     return run
 
 
-# Simplest first: the plain precision pass, then the recall rule at each share.
-CANDIDATES: list[Candidate] = [(True, share) for share in THIN_SHARES]
+OPENING_WORDS = (6, 12, 20, 30)
+# Simplest first: the plain precision pass, then the recall rule at each share, then each with
+# the opening rule.
+CANDIDATES: list[Candidate] = [(True, share, 0) for share in THIN_SHARES] + [
+    (True, share, words) for share in THIN_SHARES for words in OPENING_WORDS
+]
 MARGIN = 0.002  # F1 differences smaller than this do not justify a more complex rule
-PRODUCTION: Candidate = (True, art.THIN_SHARE)
+PRODUCTION: Candidate = (True, art.THIN_SHARE, art.OPENING_MIN_WORDS)
 
 
 Match = tuple[float, float, float]  # one page's (tp, fp, fn), from `shingle_match`
@@ -256,6 +362,22 @@ def score_segments(pages: Sequence[Page], extract: Chooser) -> tuple[float, floa
     return prf(tp, fp, fn)
 
 
+_ROUGE_CACHE: dict[tuple[str, str, str], float] = {}
+
+
+def page_rouge(page: Page, text: str) -> float:
+    """ROUGE-LSum F1 of one page's text (cached: candidates often give the same text)."""
+    key = (page.source, page.key, text)
+    if key not in _ROUGE_CACHE:
+        _ROUGE_CACHE[key] = rouge_lsum(page.truth, text)[2]
+    return _ROUGE_CACHE[key]
+
+
+def score_rouge(pages: Sequence[Page], extract: Chooser) -> float:
+    """ROUGE-LSum F1 averaged over the pages, as news-extraction papers report it."""
+    return statistics.mean(page_rouge(p, extract(p)) for p in pages) if pages else 0.0
+
+
 def development_f1(pages: Sequence[Page], extract: Chooser) -> float:
     """The mean of the F1 on each development set present (so that the larger set does not
     outvote the other)."""
@@ -265,8 +387,8 @@ def development_f1(pages: Sequence[Page], extract: Chooser) -> float:
     )
 
 
-def _complexity(candidate: Candidate) -> bool:
-    return candidate[1] > 0
+def _complexity(candidate: Candidate) -> int:
+    return int(candidate[1] > 0) + int(candidate[2] > 0)
 
 
 def best(pages: Sequence[Page], tiebreak: Sequence[Page] = ()) -> Candidate:
@@ -291,6 +413,7 @@ class FoldResult:
     recall: float
     f1: float
     by_source: dict[str, float]  # F1 on the fold's pages of each development set
+    rouge: float = 0.0  # ROUGE-LSum F1 on the fold's pages
 
 
 def cross_validate(
@@ -314,7 +437,10 @@ def cross_validate(
             source: score_aeb([p for p in held if p.source == source], extract)[2]
             for source in sorted({p.source for p in held})
         }
-        results.append(FoldResult(chosen, *score_aeb(held, extract), by_source))
+        rouge = statistics.mean(
+            score_rouge([p for p in held if p.source == source], extract) for source in by_source
+        )
+        results.append(FoldResult(chosen, *score_aeb(held, extract), by_source, rouge))
     return results
 
 
@@ -322,9 +448,10 @@ def cross_validate(
 
 
 def _name(candidate: Candidate) -> str:
-    clean, share = candidate
+    clean, share, opening = candidate
     recall = "never" if share == 0 else "if longer" if share >= 1 else f"if P < {share:g} of it"
-    return f"recall pass {recall}" + ("" if clean else ", no clean-up")
+    kept = f", opening lines of {opening}+ words" if opening else ", no opening rule"
+    return f"recall pass {recall}{kept}" + ("" if clean else ", no clean-up")
 
 
 def plain(page: Page) -> str:
@@ -343,27 +470,34 @@ def print_aeb(
     rows = (
         ("trafilatura.extract (plain)", plain),
         ("ours (extract_article)", ours),
-        ("  ours without the clean-up", chooser((False, art.THIN_SHARE))),
+        ("  ours without the clean-up", chooser((False, art.THIN_SHARE, art.OPENING_MIN_WORDS))),
+        ("  ours without the opening rule", chooser((True, art.THIN_SHARE, 0))),
     )
     for label, part in parts.items():
         print(f"{label}: {len(part)} development pages")
-        print(f"{'extractor':44} {'precision':>9} {'recall':>7} {'F1':>6}")
+        print(f"{'extractor':44} {'precision':>9} {'recall':>7} {'F1':>6} {'ROUGE-LSum':>10}")
         for name, extract in rows:
             p, r, f = score_aeb(part, extract)
-            print(f"{name:44} {p:9.3f} {r:7.3f} {f:6.3f}")
+            print(f"{name:44} {p:9.3f} {r:7.3f} {f:6.3f} {score_rouge(part, extract):10.4f}")
     pages = [page for part in parts.values() for page in part]
     results = cross_validate(pages, folds, seed, tiebreak)
     print(f"cross-validation over all {len(pages)} development pages")
     for i, res in enumerate(results, 1):
         print(
             f"  fold {i}: chosen on the other folds: {_name(res.chosen)}; scored on this "
-            f"fold: P {res.precision:.3f} R {res.recall:.3f} F1 {res.f1:.3f}"
+            f"fold: P {res.precision:.3f} R {res.recall:.3f} F1 {res.f1:.3f} "
+            f"ROUGE-LSum {res.rouge:.4f}"
         )
     f1s = [res.f1 for res in results]
     spread = statistics.pstdev(f1s) if len(f1s) > 1 else 0.0
     print(
         f"cross-validated F1 ({folds}-fold, pages the choice never saw): "
         f"{statistics.mean(f1s):.3f} ± {spread:.3f}"
+    )
+    rouges = [res.rouge for res in results]
+    print(
+        f"cross-validated ROUGE-LSum F1 (the same folds): {statistics.mean(rouges):.4f} "
+        f"± {statistics.pstdev(rouges) if len(rouges) > 1 else 0.0:.4f}"
     )
     if len(parts) > 1:
         for source in sorted({page.source for page in pages}):
@@ -374,11 +508,23 @@ def print_aeb(
         f"chosen on all development pages: {_name(best(pages, tiebreak))}; "
         f"in search/parsers/article.py: {_name(PRODUCTION)}"
     )
+    print_languages(pages)
     if len(parts) == 1:
         print(
             "  (the recall rule is chosen with --readability DIR, mozilla/readability's "
             "test/test-pages: these pages alone do not tell its candidates apart)"
         )
+
+
+def print_languages(pages: Sequence[Page]) -> None:
+    """ROUGE-LSum F1 of plain trafilatura and ours on the development pages of each declared
+    language (`<html lang>`; "?" undeclared)."""
+    print("\nROUGE-LSum F1 by the page's declared language (all development pages)")
+    print(f"{'language':10} {'pages':>5} {'plain':>7} {'ours':>7} {'ours - plain':>12}")
+    for language in sorted({p.language for p in pages}, key=lambda x: (x == "?", x)):
+        group = [p for p in pages if p.language == language]
+        base, shipped = score_rouge(group, plain), score_rouge(group, ours)
+        print(f"{language:10} {len(group):5d} {base:7.4f} {shipped:7.4f} {shipped - base:+12.4f}")
 
 
 def print_held_out(unseen: list[Page], heading: str) -> None:
@@ -436,7 +582,9 @@ def print_segments(pages: list[Page]) -> None:
         ("trafilatura.extract (plain)", plain),
         ("ours (extract_article)", ours),
     ]
-    rows += [(f"  {_name(c)}", chooser(c)) for c in ((False, 0.0), (True, 0.0), (True, 1.0))]
+    rows += [
+        (f"  {_name(c)}", chooser(c)) for c in ((False, 0.0, 0), (True, 0.0, 0), (True, 1.0, 0))
+    ]
     for name, extract in rows:
         p, r, f = score_segments(pages, extract)
         print(f"{name:44} {p:9.3f} {r:7.3f} {f:6.3f}")

@@ -10,7 +10,17 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench.extract import bootstrap, pooled
+from rouge_score import rouge_scorer
+
+from bench.extract import (
+    RougeTokenizer,
+    bootstrap,
+    load_aeb,
+    load_readability,
+    plain,
+    pooled,
+    rouge_lsum,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -38,16 +48,22 @@ def test_the_extraction_bench_prints_scores_cross_validation_and_timing() -> Non
     rows = dict(
         re.findall(
             r"^(trafilatura\.extract \(plain\)|ours \(extract_article\))"
-            r"\s+[\d.]+\s+[\d.]+\s+([\d.]+)$",
+            r"\s+[\d.]+\s+[\d.]+\s+([\d.]+)\s+[\d.]+$",
             scrapinghub,
             re.M,
         )
     )
     assert float(rows["ours (extract_article)"]) >= float(rows["trafilatura.extract (plain)"])
-    folds = re.findall(r"^  fold \d: chosen on the other folds: .+ F1 ([\d.]+)$", out, re.M)
+    folds = re.findall(
+        r"^  fold \d: chosen on the other folds: .+ F1 ([\d.]+) ROUGE-LSum [\d.]+$", out, re.M
+    )
     assert len(folds) == 3
     match = re.search(r"^cross-validated F1 \(3-fold, .*\): ([\d.]+) ± ([\d.]+)$", out, re.M)
     assert match and 0.9 <= float(match.group(1)) <= 1.0
+    rouge = re.search(r"^cross-validated ROUGE-LSum F1 \(the same folds\): ([\d.]+) ± ", out, re.M)
+    assert rouge and 0.9 <= float(rouge.group(1)) <= 1.0
+    languages = out[out.index("ROUGE-LSum F1 by the page's declared language") :]
+    assert re.search(r"^en\s+\d+\s+[\d.]+\s+[\d.]+\s+[+-][\d.]+$", languages, re.M)
     assert re.search(r"^extraction time per page, 14 pages \(interleaved", out, re.M)
     for row in ("trafilatura.extract \\(plain\\)", "ours \\(extract_article\\)"):
         assert re.search(rf"^{row}\s+[\d.]+ms\s+[\d.]+ms\s+\d+ms$", out, re.M)
@@ -128,3 +144,19 @@ def test_wcxb_articles_develop_and_its_test_split_is_held_out(tmp_path: Path) ->
     assert "cross-validation over all 15 development pages" in proc.stdout
     held = proc.stdout[proc.stdout.index("wcxb held out: 2 test-split articles") :]
     assert re.search(r"^ours \(extract_article\)\s+[\d.]+\s+[\d.]+\s+0\.\d{3}$", held, re.M)
+
+
+def test_rouge_lsum_is_rouge_scores_own_on_real_pages() -> None:
+    """The bench's ROUGE-LSum (numpy tables) gives rouge-score's numbers exactly, on the
+    committed pages against plain trafilatura's text and on cut and reordered texts."""
+    scorer = rouge_scorer.RougeScorer(["rougeLsum"], tokenizer=RougeTokenizer())
+    articles = ROOT / "tests" / "fixtures" / "articles"
+    pages = load_aeb(articles / "scrapinghub-aeb")[:3] + load_readability(articles / "readability")
+    pages = [page for page in pages if page.key != "engadget"]  # seconds in rouge-score alone
+    for page in pages:
+        lines = plain(page).splitlines()
+        for text in ("\n".join(lines), "\n".join(lines[::-1][:10]), "\n".join(lines[3:])):
+            want = scorer.score(page.truth, text)["rougeLsum"]
+            assert rouge_lsum(page.truth, text) == (want.precision, want.recall, want.fmeasure)
+    assert rouge_lsum("a b c", "") == (0.0, 0.0, 0.0)
+    assert rouge_lsum("東京 で 会議", "東京で会議")[2] == 1.0  # characters are tokens

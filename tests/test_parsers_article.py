@@ -23,6 +23,7 @@ from search.parsers.article import (
     combine,
     drop_code,
     extraction_pass,
+    keep_opening,
 )
 
 AEB = Path(__file__).parent / "fixtures" / "articles" / "scrapinghub-aeb"
@@ -356,3 +357,39 @@ def test_a_chinese_page_is_counted_as_text_not_by_its_spaces() -> None:
 )
 def test_words_are_counted_in_every_script(text: str, words: int) -> None:
     assert count_words(text) == words
+
+
+LEDE = "The city council approved the new library budget on Tuesday after a long debate."
+BODY = [
+    "The vote was close, with five members in favour and four against the proposal.",
+    "Residents will be able to borrow books until nine in the evening on weekdays.",
+    "Opening hours will be reviewed again next year, the council's spokesperson said.",
+]
+
+
+def test_keep_opening_should_read_back_the_lede_precision_mode_dropped() -> None:
+    balanced = "\n".join(["Home News Sport Weather", LEDE, *BODY])
+    precise = "\n".join(BODY)
+    assert keep_opening(precise, balanced, min_words=12).splitlines() == [LEDE, *BODY]
+    # menus and labels before it are no article text: the opening stops at them
+    assert "Home News" not in keep_opening(precise, balanced, min_words=12)
+    assert keep_opening(precise, balanced, min_words=0) == precise  # 0: never
+
+
+def test_keep_opening_should_read_back_prose_between_kept_lines_but_not_labels() -> None:
+    answer = "It means the library opens two hours later on Saturdays, starting in March."
+    balanced = "\n".join([BODY[0], "What does it mean for me?", answer, "Photo: Jane Doe", BODY[1]])
+    precise = "\n".join([BODY[0], BODY[1]])
+    # the question is short and the caption no sentence: only the answer comes back
+    assert keep_opening(precise, balanced, min_words=12).splitlines() == [BODY[0], BODY[1]]
+    balanced = "\n".join([BODY[0], "Photo: Jane Doe", answer, BODY[1]])
+    assert keep_opening(precise, balanced, min_words=12).splitlines() == [BODY[0], answer, BODY[1]]
+
+
+def test_keep_opening_should_trust_the_pages_own_description_for_a_standfirst() -> None:
+    standfirst = "Longer evening hours and a new children's corner, paid for by the city"
+    balanced = "\n".join([standfirst, *BODY])
+    precise = "\n".join(BODY)
+    assert keep_opening(precise, balanced, min_words=12) == precise  # no full stop: no sentence
+    kept = keep_opening(precise, balanced, description=standfirst + ".", min_words=12)
+    assert kept.splitlines()[0] == standfirst

@@ -37,15 +37,18 @@ __all__ = [
     "EXTRACT_OPTIONS",
     "MAX_HTML_CHARS",
     "MAX_JSON_CHARS",
+    "OPENING_MIN_WORDS",
     "RECALL_OPTIONS",
     "THIN_SHARE",
     "clean_text",
     "combine",
     "drop_code",
     "drop_empty",
+    "dropped_prose",
     "extract_article",
     "extraction_pass",
     "extraction_passes",
+    "keep_opening",
     "page_metadata",
     "page_titles",
     "page_words",
@@ -69,6 +72,11 @@ EXTRACT_OPTIONS: dict[str, Any] = {
 # it. Chosen by 3-fold cross-validation over the development sets (bench/extract.py).
 RECALL_OPTIONS: dict[str, Any] = {**EXTRACT_OPTIONS, "favor_precision": False}
 THIN_SHARE = 0.2
+# `keep_opening`: lines of at least this many words (`count_words`) that precision mode dropped
+# and the balanced pass kept are read back when they read as article text; 0: never. Chosen by
+# cross-validation over the development sets (bench/extract.py).
+OPENING_MIN_WORDS = 12
+PROSE_MIN_WORDS = 12  # `dropped_prose`: a paragraph this long that reads as prose
 _INVISIBLE = (
     "script",
     "style",
@@ -123,6 +131,8 @@ def extract_article(html: str, url: str | None = None, *, max_chars: int | None 
         html = html[:MAX_HTML_CHARS]
     data, words, recall = extraction_passes(html, url)
     text = combine(data.get("text") or "", words, recall)
+    if OPENING_MIN_WORDS and data.get("dropped_prose") and text == data.get("text"):
+        text = keep_opening(text, recall() or "", data.get("description"))
     text = clean_text(text, page_titles(data, html))
     if not text:
         text = visible_text(html)
@@ -153,8 +163,105 @@ def extraction_passes(
     drop_empty(tree)
     meta = page_metadata(tree, url)
     drop_code(tree)
-    data = {**meta, "text": extraction_pass(tree, url, EXTRACT_OPTIONS).get("text")}
-    return data, page_words(tree), lambda: extraction_pass(tree, url, RECALL_OPTIONS).get("text")
+    precise = extraction_pass(tree, url, EXTRACT_OPTIONS).get("text") or ""
+    data = {**meta, "text": precise, "dropped_prose": dropped_prose(tree, precise)}
+    found: list[str | None] = []
+
+    def recall() -> str | None:  # run once, whoever asks first
+        if not found:
+            found.append(extraction_pass(tree, url, RECALL_OPTIONS).get("text"))
+        return found[0]
+
+    return data, page_words(tree), recall
+
+
+def dropped_prose(tree: Any, precise: str, first: int = 3) -> bool:
+    """Whether one of the page's first `first` paragraphs that read as prose (`_is_prose`) is
+    missing from the precision pass's text: then precision mode probably cut the article's
+    opening or a run inside it, and the balanced pass is worth asking (`keep_opening`).
+    Cheap: a walk over the first paragraphs, no second pass."""
+    if not precise:
+        return False
+    kept = " ".join(precise.split())
+    seen = 0
+    for paragraph in tree.iter("p"):
+        line = " ".join(paragraph.text_content().split())
+        if not _is_prose(line, PROSE_MIN_WORDS):
+            continue
+        if line not in kept:
+            return True
+        seen += 1
+        if seen >= first:
+            return False
+    return False
+
+
+# Sentence shape: the line ends as a sentence does (a full stop, ! ?, a closing quote or
+# bracket after one, or the Chinese and Japanese full stops).
+_SENTENCE_END = re.compile(r"[.!?。！？][\"'”’»)\]]*$")
+
+
+def _is_prose(line: str, min_words: int) -> bool:
+    """A line of article text: enough words, ends as a sentence does, is no furniture line
+    and is not a line of links or labels (most of its words start in lower case or are in a
+    script without case)."""
+    if count_words(line) < min_words or not _SENTENCE_END.search(line):
+        return False
+    if _FURNITURE.match(line):
+        return False
+    words = line.split()
+    capitalised = sum(1 for w in words if w[:1].isupper())
+    return capitalised <= 0.6 * len(words)
+
+
+def keep_opening(
+    precise: str, balanced: str, description: str | None = None, min_words: int | None = None
+) -> str:
+    """The precision pass's text with what it dropped and the balanced pass kept, where that
+    reads as article text: the balanced pass's lines before its first line that precision
+    kept (the lede, a standfirst: the run of prose lines right before it, nearest first, up
+    to the first that is not prose), and its prose lines between two lines precision kept
+    (a run of Q&A paragraphs). A line that the page's own description opens with is kept
+    even when it does not end as a sentence."""
+    least = OPENING_MIN_WORDS if min_words is None else min_words
+    if not least or not balanced:
+        return precise
+    lines = [line.strip() for line in precise.splitlines() if line.strip()]
+    kept = {" ".join(line.split()) for line in lines}
+    wider = [line.strip() for line in balanced.splitlines() if line.strip()]
+    marks = [" ".join(line.split()) in kept for line in wider]
+    if not any(marks):
+        return precise
+    start = marks.index(True)
+    summary = _norm(description or "")
+
+    def reads(line: str) -> bool:
+        flat, words = " ".join(line.split()), _norm(line)
+        agreed = len(summary) >= 40 and len(words) >= 40
+        agreed = agreed and (words.startswith(summary[:120]) or summary.startswith(words))
+        return agreed or _is_prose(flat, least)
+
+    opening: list[str] = []
+    for line in reversed(wider[:start]):
+        if not reads(line):
+            break
+        opening.insert(0, line)
+    inserts: dict[str, list[str]] = {}
+    pending: list[str] = []
+    for line, mark in zip(wider[start:], marks[start:], strict=True):
+        if mark:
+            if pending:
+                inserts.setdefault(" ".join(line.split()), []).extend(pending)
+            pending = []
+        elif reads(line):
+            pending.append(line)
+        else:
+            pending = []  # not a run of article text between two kept lines
+    out = list(opening)
+    for line in lines:
+        out.extend(inserts.pop(" ".join(line.split()), []))
+        out.append(line)
+    return "\n".join(out) if len(out) > len(lines) else precise
 
 
 def extraction_pass(html: Any, url: str | None, options: dict[str, Any]) -> dict[str, Any]:
