@@ -24,7 +24,6 @@ from browser_core.stage._consent import (
     controller_for,
     describe,
     find_bundle,
-    install_consent,
 )
 from search.providers.read import read_page
 from tests._server import PAGES, LocalServer, Reply
@@ -72,13 +71,8 @@ def consent_http(http: LocalServer) -> LocalServer:
 
 
 def _driver(settings: Settings) -> SyncDriver:
-    drv = SyncDriver(settings)
-
-    async def hook(page: Any) -> None:
-        await install_consent(page, settings)
-
-    drv.driver.page_hooks.append(hook)
-    return drv
+    """A plain driver: the clean screen installs consent on the tab it takes by itself."""
+    return SyncDriver(settings)
 
 
 @pytest.fixture

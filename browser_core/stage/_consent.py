@@ -31,6 +31,7 @@ from playwright.async_api import CDPSession, Frame, Page
 from playwright.async_api import Error as PlaywrightError
 
 from .._settings import Settings
+from ._screen import add_installer
 
 log = structlog.get_logger("browser_core.stage.consent")
 
@@ -481,3 +482,7 @@ def describe(settings: Settings) -> str:
     """One line: what happens to consent banners on the broadcast screen."""
     ok, detail, _ = consent_check(settings)
     return f"consent banners: {detail}" if ok else f"consent banners: NOT answered ({detail})"
+
+
+# Applied by the clean screen to every page the driver takes (after its own set-up).
+add_installer(install_consent)
