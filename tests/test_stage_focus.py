@@ -21,7 +21,7 @@ from browser_core.recording import replay_hook
 from browser_core.stage import PASSAGE, RESULT, show_passage, show_player, show_result
 from browser_core.stage._caption import TAG, caption_for, clean
 from search.providers.read import read_page
-from search.providers.youtube import control
+from search.providers.youtube import caption_subject, control
 from search.recordings import load_case, run_action
 from tests._server import LocalServer, Reply
 from tests._web import fixture_text
@@ -387,5 +387,9 @@ def test_the_caption_shows_only_when_asked_and_holds_our_words_only(
 def test_caption_text_is_one_clean_short_line() -> None:
     assert caption_for("search", "why is\nthe sky blue") == "Searching: why is the sky blue"
     assert caption_for("read", "https://www.example.org/a?b") == "Reading: example.org"
+    # Our words, not the video's title (its uploader chose it): the query, or for a URL none.
+    assert caption_for("play", caption_subject("lofi beats")) == "Playing: lofi beats"
+    url = "https://www.youtube.com/watch?v=OdpZycY8jbM"
+    assert caption_for("play", caption_subject(url)) == "Playing: the requested video"
     assert clean("a\u202ebc\x00d" + "x" * 200).startswith("abc d")
     assert len(clean("x" * 200)) == 80

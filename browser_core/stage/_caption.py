@@ -1,10 +1,11 @@
 """An optional caption of what the assistant does ("Searching: ...", "Reading: site",
-"Playing: title"), off unless `SB_CAPTION=true`.
+"Playing: ..."), off unless `SB_CAPTION=true`.
 
-Our words only: the text is made here from the request (the query, the host of the URL) or the
-player's title, stripped of control and direction-changing characters, cut short, and set with
-`textContent` (never parsed as HTML) inside a CLOSED shadow root created from our isolated
-world, so the page's scripts cannot read or rewrite it. Its host element is the one trace in
+Our words only: the text is made here from the request (the query, the host of the URL; for
+`play` the words asked for, never the video's own title), stripped of control and
+direction-changing characters, cut short, and set with `textContent` (never parsed as HTML)
+inside a CLOSED shadow root created from our isolated world, so the page's scripts cannot
+read or rewrite it. Its host element is the one trace in
 the page's DOM (a MutationObserver of the page sees it added), which is why it is opt-in.
 """
 

@@ -139,10 +139,16 @@ async def _start(page: Any) -> bool | None:
     return True
 
 
-async def _show_playing(page: Any, title: str, settings: Settings) -> tuple[Any, Any]:
+def caption_subject(target: str) -> str:
+    """What the caption says is playing: the words asked for, never the page's own title
+    (the caption is our voice on screen; a video's title is whatever its uploader chose)."""
+    return "the requested video" if video_id_from_url(target) else target
+
+
+async def _show_playing(page: Any, target: str, settings: Settings) -> tuple[Any, Any]:
     return await asyncio.gather(
         show_player(page, fullscreen=settings.video_fullscreen, budget_s=CAP_S),
-        show_caption(page, "play", title, settings, budget_s=CAP_S),
+        show_caption(page, "play", caption_subject(target), settings, budget_s=CAP_S),
     )
 
 
@@ -211,7 +217,7 @@ async def play_in_page(
     def on_play() -> None:  # the ad is gone and the video plays: it fills the frame
         nonlocal stage
         if stage is None:
-            stage = start(_show_playing(page, status.title, settings))
+            stage = start(_show_playing(page, target, settings))
 
     state, skipped, advanced = await _confirm(page, confirm_s, on_play)
     if stage is not None:  # begun while playback was confirmed: at most 100 ms more
