@@ -89,8 +89,7 @@ HAZARDS = {
         "f.style = 'position:fixed;left:-50px;width:1px;height:1px;border:0';"
         "document.body.append(f);"
     ),
-    "protocols": "<iframe src='zoommtg://join?id=1' style='display:none'></iframe>"
-    + later(
+    "protocols": later(
         "const f = document.createElement('iframe'); f.src = 'tel:+15550100';"
         "f.style = 'display:none'; document.body.append(f);"
         "const g = document.createElement('iframe'); g.setAttribute('src', 'mailto:a@b.c');"

@@ -9,9 +9,11 @@ Per page (what a launch switch or profile preference cannot do; those live in `_
   init script in the page's world, where the page calls them), so a timer firing after the
   call returns, when no driver is attached to answer, draws nothing; while a driver is
   attached its dialog handler answers whatever slips past (a frame the script missed).
-- External protocols: a frame whose address is `mailto:`, `tel:` or an app's scheme is
-  dropped, and a click on such a link does nothing, so Chrome never asks "Open xdg-open?"
-  (a page script setting `location` to one while it holds a user gesture is not caught).
+- External protocols: a script cannot point a frame at `mailto:`, `tel:` or an app's scheme,
+  and a click on such a link does nothing, so Chrome does not ask "Open xdg-open?" (not
+  caught: an `<iframe src=tel:...>` in the HTML itself, since a MutationObserver on the whole
+  document cost seconds on a 2.5 MB page, and a script setting `location` to such a scheme
+  while it holds a user gesture).
 - `print()`: a no-op in every frame (the profile's `printing.enabled` closes it Chrome-wide).
 - Downloads: `Browser.setDownloadBehavior` deny (no file, no bubble; Playwright still sees
   the attempt, so a read of an attachment says "download").
@@ -82,11 +84,6 @@ SCREEN_JS = """
       if (this instanceof Frame && String(name).toLowerCase() === 'src' && !web(value)) return;
       return setAttribute.call(this, name, value);
     };
-    new MutationObserver((records) => {
-      for (const r of records) for (const n of r.addedNodes) {
-        if (n instanceof Frame && !web(n.getAttribute('src') || '')) n.remove();
-      }
-    }).observe(document, {childList: true, subtree: true});
   }
   document.addEventListener('click', (e) => {
     const a = e.target && e.target.closest && e.target.closest('a[href], area[href]');
