@@ -262,7 +262,6 @@ def test_readyz_says_what_is_missing_and_how_to_fix_it(svc: ServiceProc) -> None
     data = json.loads(body)
     assert data["checks"]["chrome"]["ok"] is True
     assert data["checks"]["fonts"] == {"ok": True, "detail": "Hangul, kana and Han render as text"}
-    assert data["checks"]["fonts"] == {"ok": True, "detail": "Hangul, kana and Han render as text"}
     assert data["checks"]["gemini"]["ok"] is False and "fix" in data["checks"]["gemini"]
     assert status == 503 and data["ready"] is False
 

@@ -15,7 +15,6 @@ shown ("this passage", "this result", "this player"); the stage does it.
 
 from ._caption import caption_for, show_caption
 from ._consent import consent_check, consent_problem, install_consent
-from ._consent import consent_check, consent_problem, install_consent
 from ._focus import (
     BUDGET_S,
     CAP_S,
@@ -32,7 +31,6 @@ from ._focus import (
     start,
 )
 from ._fonts import FontCheck, cached_font_check, check_fonts
-from ._fonts import FontCheck, cached_font_check, check_fonts
 
 __all__ = [
     "BUDGET_S",
@@ -40,20 +38,14 @@ __all__ = [
     "PASSAGE",
     "RESULT",
     "FontCheck",
-    "FontCheck",
     "bounded",
-    "cached_font_check",
     "cached_font_check",
     "caption_for",
     "check_fonts",
     "consent_check",
     "consent_problem",
-    "check_fonts",
-    "consent_check",
-    "consent_problem",
     "drain",
     "finish",
-    "install_consent",
     "install_consent",
     "prepare",
     "show_caption",
