@@ -15,7 +15,7 @@ import struct
 import time
 from dataclasses import dataclass, field
 
-from browser_core.safety._egress import EgressGuard
+from browser_core.safety import EgressGuard
 
 STALL_MS = 30.0  # a keep-alive response this much slower than the direct median is a stall
 

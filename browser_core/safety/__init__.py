@@ -7,3 +7,7 @@ name resolution; `_fetch_guard` refuses internal requests over CDP before they a
 `_confusables`) has neutralised anything that could forge the envelope's markers. The public
 names are re-exported by `browser_core`.
 """
+
+from ._egress import EgressGuard
+
+__all__ = ["EgressGuard"]  # the guard itself, for benchmarks that time it step by step
