@@ -184,9 +184,12 @@ def _start(name: str, port: int, token: str, *args: str) -> Container:
             box.started_s = START_S - (deadline - time.monotonic())
             return box
         if box.state().get("Status") == "exited":
+            _remove(name)
             raise AssertionError(f"{name} exited at start:\n{logs}")
         time.sleep(0.5)
-    raise AssertionError(f"{name} did not serve within {START_S:.0f} s:\n{box.logs()}")
+    logs = box.logs()
+    _remove(name)
+    raise AssertionError(f"{name} did not serve within {START_S:.0f} s:\n{logs}")
 
 
 def _remove(name: str) -> None:
