@@ -42,8 +42,10 @@ class Display:
         self.name = f":{self.number}"
         self._dir = Path(tempfile.mkdtemp(prefix="sb-display-"))
         screen = f"{size[0]}x{size[1]}x24"
+        args = [xvfb, self.name, "-screen", "0", screen, "-nolisten", "tcp"]
+        args += ["-nocursor", "-fbdir", str(self._dir)]  # no pointer on the screen we look at
         self.proc = subprocess.Popen(
-            [xvfb, self.name, "-screen", "0", screen, "-nolisten", "tcp", "-fbdir", str(self._dir)],
+            args,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )

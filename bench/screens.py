@@ -25,7 +25,14 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != BENCH]
 sys.path.insert(0, str(ROOT))
 
 from bench._display import Display  # noqa: E402
-from browser_core import Driver, Settings, build_settings, launch_chrome, stop_pid  # noqa: E402
+from browser_core import (  # noqa: E402
+    Driver,
+    Settings,
+    build_settings,
+    launch_chrome,
+    save_state,
+    stop_pid,
+)
 from browser_core.recording import replay_hook  # noqa: E402
 from browser_core.stage import drain  # noqa: E402
 from browser_core.testing import free_port  # noqa: E402
@@ -88,6 +95,7 @@ def run(out: Path, caption: bool) -> int:
         gemini_cli=str(tmp / "no-gemini-here"),
         caption=caption,
     )
+    save_state(base.state_dir, chrome)  # as `stream-browser chrome` does: its start tab is ours
     failed = 0
     try:
         steps: list[tuple[str, Any]] = [

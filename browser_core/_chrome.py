@@ -262,8 +262,10 @@ def _start_xvfb(display: str, size: tuple[int, int] = (1280, 800)) -> int | None
             "no $DISPLAY and no Xvfb to make one",
             hint="install it with `apt-get install xvfb`, or pass --headless",
         )
+    # -nocursor: no mouse pointer parked in the middle of what the audience watches
+    screen = f"{size[0]}x{size[1]}x24"
     proc = subprocess.Popen(
-        [xvfb, display, "-screen", "0", f"{size[0]}x{size[1]}x24", "-nolisten", "tcp"],
+        [xvfb, display, "-screen", "0", screen, "-nolisten", "tcp", "-nocursor"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,

@@ -93,11 +93,11 @@ start_display() {
     [ -z "${DISPLAY:-}" ] || return 0
     size="$(printf '%s' "${SB_WINDOW_SIZE:-1280,800}" | tr ',' 'x')"
     if dry_run; then
-        printf 'would run: Xvfb -displayfd 3 -screen 0 %sx24 -nolisten tcp\n' "$size"
+        printf 'would run: Xvfb -displayfd 3 -screen 0 %sx24 -nolisten tcp -nocursor\n' "$size"
         return 0
     fi
     number_file="$(mktemp)"
-    Xvfb -displayfd 3 -screen 0 "${size}x24" -nolisten tcp 3>"$number_file" >/dev/null 2>&1 &
+    Xvfb -displayfd 3 -screen 0 "${size}x24" -nolisten tcp -nocursor 3>"$number_file" >/dev/null 2>&1 &
     tries=0
     while [ ! -s "$number_file" ] && [ "$tries" -lt 100 ]; do
         sleep 0.05
