@@ -8,8 +8,13 @@ optionally `trafilatura-eval/` (html/* + evaldata.json) and `readability/` (<pag
 and expected.html, either gzipped).
 
 scrapinghub metric (its evaluate.py): word-4-gram shingle TP/FP/FN normalised per document,
-summed, precision/recall over the sums, F1 their harmonic mean. trafilatura-eval: "with"
-segments found (recall) and "without" segments wrongly kept (precision).
+summed, precision/recall over the sums, F1 their harmonic mean. Beside it, ROUGE-LSum F1 (the
+metric of news-extraction papers, rouge-score's, averaged over pages; `rouge_lsum`), per set,
+cross-validated and by the page's declared language. trafilatura-eval: "with" segments found
+(recall) and "without" segments wrongly kept (precision). Last, every development page is
+timed with `extract_article` and plain `trafilatura.extract` one after the other: median,
+p90 and max of each, their ratios, and the pages slowest against 2x plain + 50 ms
+(`--time-pages N` times the first N only).
 
 How the read path's settings are chosen, and how honestly they are scored. The development
 pages are the scrapinghub development third, mozilla/readability's test pages
