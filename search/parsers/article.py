@@ -154,13 +154,14 @@ def extract_article(html: str, url: str | None = None, *, max_chars: int | None 
 
 
 def extraction_passes(
-    html: str, url: str | None
+    html: str, url: str | None, *, opening: bool = OPENING_MIN_WORDS > 0
 ) -> tuple[dict[str, Any], int, Callable[[], str | None]]:
     """The precision pass's text with the page's metadata, the page's body words, and the
     recall pass to run on demand: one parse shared by both passes (trafilatura copies the
     tree it is given), empty elements removed first (`drop_empty`), the metadata read once
     (`page_metadata`), then scripts and styles dropped (`drop_code`): neither pass reads
-    them, and each would copy and search them."""
+    them, and each would copy and search them. `opening`: also tell whether the opening
+    rule should look at the page (`dropped_prose`; the bench asks whatever the setting)."""
     tree = _load(html)
     if tree is None:
         return {}, 0, lambda: None
@@ -168,7 +169,7 @@ def extraction_passes(
     meta = page_metadata(tree, url)
     drop_code(tree)
     precise = extraction_pass(tree, url, EXTRACT_OPTIONS).get("text") or ""
-    data = {**meta, "text": precise, "dropped_prose": dropped_prose(tree, precise)}
+    data = {**meta, "text": precise, "dropped_prose": opening and dropped_prose(tree, precise)}
     found: list[str | None] = []
 
     def recall() -> str | None:  # run once, whoever asks first
