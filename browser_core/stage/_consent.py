@@ -78,7 +78,7 @@ class ConsentBundle:
     _compact: dict[str, Any] = field(repr=False)
     _full_rules_path: Path = field(repr=False)
     # (rule index, its URL pattern compiled or None, its run context), for every rule.
-    _checks: tuple[tuple[int, re.Pattern[str] | None, int], ...] = field(repr=False)
+    _checks: tuple[tuple[int, Matcher, int], ...] = field(repr=False)
     _json: dict[tuple[bool, tuple[int, ...]], str] = field(repr=False, default_factory=dict)
 
     def rules_for(self, url: str, *, main_frame: bool, opt_in: bool) -> str:
@@ -96,8 +96,8 @@ class ConsentBundle:
             low, high = index["frameRuleRange"]
             generic = ()
         chosen = generic + tuple(
-            i for i, pattern, context in self._checks[low:high]
-            if _runs_here(pattern, context, url, main_frame)
+            i for i, matcher, context in self._checks[low:high]
+            if _runs_here(matcher, context, url, main_frame)
         )  # fmt: skip
         key = (main_frame, chosen)
         if key not in self._json:
@@ -151,13 +151,31 @@ def _load_bundle(directory: Path) -> ConsentBundle:
     )
 
 
-def _compile(pattern: Any) -> re.Pattern[str] | None:
+# `^https?://(www\.)?example\.com/`: nine in ten rules' URL patterns have this shape, and a
+# prefix test replaces compiling them (about 0.1 s for all, on every start).
+_SIMPLE = re.compile(r"\^https(\\?\?)?://(\(www\\\.\)\?)?((?:[a-z0-9-]+\\\.)+[a-z0-9-]+)(/?)")
+Matcher = re.Pattern[str] | tuple[str, ...] | None
+
+
+def _compile(pattern: Any) -> Matcher:
+    """URL prefixes for a simple pattern, else the compiled pattern (None: no pattern, or
+    one Python cannot read: the content script decides)."""
     if not pattern or not isinstance(pattern, str):
         return None
+    branches = [_SIMPLE.fullmatch(branch) for branch in pattern.split("|")]
+    if all(branches):
+        return tuple(p for m in branches if m for p in _prefixes(m))
     try:
         return re.compile(pattern)
     except re.error:
-        return None  # a JS-only pattern: let the content script decide
+        return None
+
+
+def _prefixes(match: re.Match[str]) -> list[str]:
+    schemes = ("https://", "http://") if match.group(1) else ("https://",)
+    hosts = ("", "www.") if match.group(2) else ("",)
+    rest = match.group(3).replace("\\.", ".") + match.group(4)
+    return [scheme + www + rest for scheme in schemes for www in hosts]
 
 
 @lru_cache(maxsize=1)
@@ -165,13 +183,17 @@ def _full_rules(path: Path) -> str:
     return json.dumps({"autoconsent": json.loads(path.read_text(encoding="utf-8"))["autoconsent"]})
 
 
-def _runs_here(pattern: re.Pattern[str] | None, context: int, url: str, main_frame: bool) -> bool:
+def _runs_here(matcher: Matcher, context: int, url: str, main_frame: bool) -> bool:
     """The package's `shouldRunRuleInContext`: run context code, then the URL pattern."""
     if main_frame and context == 1:
         return False
     if not main_frame and context in (20, 22, 10, 12):
         return False
-    return pattern is None or pattern.search(url) is not None
+    if matcher is None:
+        return True
+    if isinstance(matcher, tuple):
+        return url.startswith(matcher)
+    return matcher.search(url) is not None
 
 
 def consent_mode(settings: Settings) -> str:
@@ -427,7 +449,7 @@ async def install_consent(page: Page, settings: Settings) -> None:
     mode = consent_mode(settings)
     if mode == "off" or page in _CONTROLLERS:
         return
-    try:  # the first look reads the rules (about 0.1 s; the thread fills the cache anyway)
+    try:  # the first look reads the rules (about 20 ms; the thread fills the cache anyway)
         bundle = await asyncio.wait_for(asyncio.to_thread(find_bundle), _CDP_TIMEOUT_S)
     except TimeoutError:
         log.warning("consent.install_skipped", reason="the rules took too long to read")
