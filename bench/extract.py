@@ -67,8 +67,8 @@ import lxml.html  # noqa: E402
 import numpy as np  # noqa: E402
 import trafilatura  # noqa: E402
 
-from search._language import count_words  # noqa: E402
 from search.parsers import article as art  # noqa: E402
+from search.parsers import count_words  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "fixtures" / "articles"
 LOCAL = ROOT / "tests" / "fixtures" / "articles"

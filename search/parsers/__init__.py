@@ -10,7 +10,7 @@ from ._models import (
     YoutubeResults,
     YoutubeVideo,
 )
-from .article import extract_article, visible_text
+from .article import count_words, extract_article, visible_text
 from .google import clean_google_url, detect_interstitial, parse_serp
 from .youtube import (
     first_video,
@@ -30,6 +30,7 @@ __all__ = [
     "YoutubeResults",
     "YoutubeVideo",
     "clean_google_url",
+    "count_words",
     "detect_interstitial",
     "extract_article",
     "first_video",
