@@ -119,7 +119,9 @@ def headful(
 
 @pytest.fixture
 def stage_settings(headful: ChromeProcess, tmp_path: Path) -> Settings:
-    return make_settings(headful, tmp_path)
+    # Consent answering off: these tests count the page-visible footprint of the marks alone,
+    # and autoconsent's prehide adds (then removes) a <style> on every page it watches.
+    return make_settings(headful, tmp_path, consent="off")
 
 
 @pytest.fixture
