@@ -333,6 +333,11 @@ def pin_webrtc_policy(user_data_dir: str, profile: str = "Default") -> None:
     if webrtc.get("ip_handling_policy") == WEBRTC_POLICY:
         return
     webrtc["ip_handling_policy"] = WEBRTC_POLICY
+    _write_json(path, data, "the WebRTC policy")
+
+
+def _write_json(path: Path, data: dict[str, object], what: str) -> None:
+    """Replace the JSON file at `path` at once (Chrome never reads half a file)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
@@ -340,7 +345,7 @@ def pin_webrtc_policy(user_data_dir: str, profile: str = "Default") -> None:
         os.replace(partial, path)
     except OSError as exc:
         raise StreamBrowserError(
-            f"cannot set the WebRTC policy in {path}: {exc}",
+            f"cannot write {what} in {path}: {exc}",
             hint="the profile folder must be writable",
         ) from exc
 
@@ -383,18 +388,8 @@ def _merge_json(path: Path, wanted: Mapping[str, object]) -> None:
         else:
             changed = changed or data.get(key) != value
             data[key] = value
-    if not changed:
-        return
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        partial.write_text(json.dumps(data), encoding="utf-8")
-        os.replace(partial, path)
-    except OSError as exc:
-        raise StreamBrowserError(
-            f"cannot write the broadcast preferences in {path}: {exc}",
-            hint="the profile folder must be writable",
-        ) from exc
+    if changed:
+        _write_json(path, data, "the broadcast preferences")
 
 
 def pin_screen_prefs(user_data_dir: str, profile: str = "Default") -> None:
