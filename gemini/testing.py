@@ -6,7 +6,8 @@ child process to prove the whole group is killed. Like the real CLI (0.61) it pr
 `{"session_id", "response", "stats"}` with `[n]` markers in the response and writes the
 run's session record (where the URLs are) under `~/.gemini/tmp/<cwd name>/chats/`; it
 never touches the user's `projects.json`. `FakeGeminiApi` is a loopback HTTP server
-standing in for generateContent, with scripted replies per model and recorded requests.
+standing in for generateContent, with scripted replies per model and recorded requests;
+`LoopbackApi` is its server lifecycle, shared with other loopback stand-ins.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Generic, Self, TypeVar
 from urllib.parse import unquote
 
 CALLS_FILE = "gemini-calls.jsonl"
@@ -462,17 +463,57 @@ class RecordedRequest:
     json: Any = field(default=None)
 
 
-class _Server(ThreadingHTTPServer):
+ApiT = TypeVar("ApiT", bound="LoopbackApi")
+
+
+class LoopbackHTTPServer(ThreadingHTTPServer, Generic[ApiT]):
+    """The threaded HTTP server under a `LoopbackApi`; its handlers reach the API as `api`."""
+
     daemon_threads = True
     block_on_close = False
-    api: FakeGeminiApi
+    api: ApiT
 
     def handle_error(self, request: Any, client_address: Any) -> None:
-        pass  # a client that timed out and left is expected here
+        pass  # a client that timed out or was killed mid-request is expected here
+
+
+class LoopbackApi:
+    """A loopback stand-in's lifecycle: an HTTP server on 127.0.0.1:0 (the OS picks the
+    port) serving `handler` in a daemon thread from `__enter__` until `close`/`__exit__`.
+    Subclasses answer the requests; handlers reach the instance as `self.server.api`."""
+
+    def __init__(self, handler: type[BaseHTTPRequestHandler]) -> None:
+        self._server: LoopbackHTTPServer[Any] = LoopbackHTTPServer(("127.0.0.1", 0), handler)
+        self._server.api = self
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, daemon=True, kwargs={"poll_interval": 0.05}
+        )
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
 
 
 class _Handler(BaseHTTPRequestHandler):
-    server: _Server
+    server: LoopbackHTTPServer[FakeGeminiApi]
     protocol_version = "HTTP/1.1"
 
     def log_message(self, format: str, *args: Any) -> None:
@@ -497,7 +538,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
 
-class FakeGeminiApi:
+class FakeGeminiApi(LoopbackApi):
     """Loopback stand-in for generateContent: `routes` maps a model id to a scenario.
 
     Use as a context manager; point `GEMINI_API_BASE` at `base_url`. Scenarios: see
@@ -519,34 +560,11 @@ class FakeGeminiApi:
         self.slow_s = slow_s
         self.requests: list[RecordedRequest] = []
         self._stop = threading.Event()
-        self._server = _Server(("127.0.0.1", 0), _Handler)
-        self._server.api = self
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, daemon=True, kwargs={"poll_interval": 0.05}
-        )
-
-    @property
-    def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    def __enter__(self) -> FakeGeminiApi:
-        self._thread.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
+        super().__init__(_Handler)
 
     def close(self) -> None:
-        self._stop.set()
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
+        self._stop.set()  # a "slow" reply still waiting answers nothing
+        super().close()
 
     def record(self, handler: _Handler, model: str, body: bytes) -> None:
         try:

@@ -13,12 +13,12 @@ the CLI does not retry it), a 500, a stream whose JSON breaks off. Loopback only
 from __future__ import annotations
 
 import json
-import threading
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import unquote
+
+from gemini.testing import LoopbackApi, LoopbackHTTPServer
 
 SEARCH_TEXT = "The sky is blue because air molecules scatter blue light more than red light."
 PAGES = (
@@ -115,17 +115,8 @@ def main_chunks(body: dict[str, Any]) -> list[dict[str, Any]]:
     return [head, tail]
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False
-    api: GeminiApiStandIn
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        pass  # a CLI killed mid-request is expected here
-
-
 class _Handler(BaseHTTPRequestHandler):
-    server: _Server
+    server: LoopbackHTTPServer[GeminiApiStandIn]
     protocol_version = "HTTP/1.1"
 
     def log_message(self, format: str, *args: Any) -> None:
@@ -161,7 +152,7 @@ def sse(chunks: list[dict[str, Any]]) -> bytes:
     return b"".join(b"data: " + json.dumps(chunk).encode() + b"\r\n\r\n" for chunk in chunks)
 
 
-class GeminiApiStandIn:
+class GeminiApiStandIn(LoopbackApi):
     """The stand-in on 127.0.0.1:0; `scenario` (one of SCENARIOS) decides the main model's
     stream. `calls` lists what was asked, in order. Use as a context manager."""
 
@@ -170,30 +161,7 @@ class GeminiApiStandIn:
             raise ValueError(f"unknown scenario {scenario!r}; use one of {SCENARIOS}")
         self.scenario = scenario
         self.calls: list[Call] = []
-        self._server = _Server(("127.0.0.1", 0), _Handler)
-        self._server.api = self
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, daemon=True, kwargs={"poll_interval": 0.05}
-        )
-
-    @property
-    def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    def __enter__(self) -> GeminiApiStandIn:
-        self._thread.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
+        super().__init__(_Handler)
 
     def main_calls(self) -> list[Call]:
         """The main model's turns (the streamed calls)."""
