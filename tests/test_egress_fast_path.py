@@ -379,3 +379,44 @@ def test_the_relay_acks_each_read_at_once_and_both_sockets_have_nodelay() -> Non
     quickack = (socket.IPPROTO_TCP, socket.TCP_QUICKACK, 1)
     assert reads >= 1 and options == [quickack] * reads
     assert up_nodelay and out_nodelay
+
+
+# -- the handshake --------------------------------------------------------------------------
+
+
+def test_the_greeting_is_answered_before_the_client_has_sent_it() -> None:
+    """Chrome offers "no authentication" and waits for the answer before it sends CONNECT:
+    the answer is already on its way when the connection opens."""
+
+    async def scenario(guard: EgressGuard, *_: Any) -> bytes:
+        port = await guard.start()
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        try:
+            return await asyncio.wait_for(reader.readexactly(2), 5)  # nothing sent yet
+        finally:
+            await _close(writer)
+
+    assert _guarded(scenario) == b"\x05\x00"
+
+
+@pytest.mark.parametrize("greeting", [b"\x05\x01\x02", b"\x04\x01\x00"])
+def test_a_client_that_does_not_offer_no_authentication_is_closed_unconnected(
+    greeting: bytes,
+) -> None:
+    """SOCKS5 without the no-authentication method, or another SOCKS version: the guard
+    closes the connection and never reads a CONNECT or connects anywhere."""
+
+    async def scenario(guard: EgressGuard, dns: Dns, net: Loopback, _: Clock) -> bytes:
+        port = await guard.start()
+        dns.answers["public.test"] = [PUBLIC_IP]
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        name = b"public.test"
+        writer.write(greeting + bytes([5, 1, 0, 3, len(name)]) + name + (443).to_bytes(2, "big"))
+        try:
+            received = await asyncio.wait_for(reader.read(), 5)  # up to the guard's close
+        finally:
+            await _close(writer)
+        assert net.asked == [] and dns.calls == []
+        return received
+
+    assert _guarded(scenario) == b"\x05\x00"  # the early answer, then end of file
