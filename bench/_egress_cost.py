@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import random
 import statistics
 import sys
 import time
@@ -109,8 +110,26 @@ def _measure(pages: list[tuple[Any, Tab]], url: str, rounds: int, warmup: int) -
                 tab.nav.append(phases)
 
 
+def ratio_interval(
+    guarded: list[float], bare: list[float], draws: int = 2000
+) -> tuple[float, float]:
+    """A 90% bootstrap interval of median(guarded) / median(bare): the rounds are resampled in
+    their interleaved pairs (a pair shares the machine's state at that moment)."""
+    rng = random.Random(0)
+    pairs = list(zip(guarded, bare, strict=True))
+    ratios = []
+    for _ in range(draws):
+        sample = rng.choices(pairs, k=len(pairs))
+        ratios.append(
+            statistics.median(g for g, _ in sample) / statistics.median(b for _, b in sample)
+        )
+    ratios.sort()
+    return ratios[int(0.05 * draws)], ratios[int(0.95 * draws) - 1]
+
+
 def _workload_lines(name: str, guarded: Tab, bare: Tab, rounds: int, extra: str) -> list[str]:
     g, u = statistics.median(guarded.ms), statistics.median(bare.ms)
+    low, high = ratio_interval(guarded.ms, bare.ms)
     target, kind = target_for_load()
     verdict = "ok" if g / u <= target else "OVER"
     steps = ", ".join(
@@ -119,7 +138,8 @@ def _workload_lines(name: str, guarded: Tab, bare: Tab, rounds: int, extra: str)
     )
     return [
         f"  {name:<6} behind the guard {g:7.0f} ms, without {u:7.0f} ms (medians of "
-        f"{rounds}); ratio {g / u:.2f} (target for a {kind} machine <= {target:.2f}: {verdict})",
+        f"{rounds}); ratio {g / u:.2f}, 90% interval {low:.2f}-{high:.2f} "
+        f"(target for a {kind} machine <= {target:.2f}: {verdict})",
         f"         phases, guarded/without, ms: {steps}; {extra}",
     ]
 
