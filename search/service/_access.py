@@ -1,6 +1,6 @@
 """Who may call the service: the bearer token, browser-made requests refused (DNS rebinding,
-CSRF), the `Host` check, the body limit and malformed bodies, as ASGI middleware in front of
-every face.
+CSRF), the `Host` check, and the body checks of `_body`, as ASGI middleware in front of every
+face.
 
 A browser marks what a page makes it send: `Origin` on every cross-origin request (and on any
 POST), `Sec-Fetch-Site` on every request of a recent browser (`none` only for what the user
@@ -13,21 +13,18 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
-import json
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
 from fastapi.responses import JSONResponse
 
+from ._body import BODY_FIX, MAX_BODY_BYTES, body_problem, read_bounded
 from ._core import Service
 from ._models import error_body
 
 log = structlog.get_logger("search.service")
 
-MAX_BODY_BYTES = 64 * 1024
-MAX_JSON_DEPTH = 64  # a tool call nests 4 deep; Python's parser recurses per level
 UNAUTHENTICATED_PATHS = frozenset({"/healthz"})
 OAUTH_DISCOVERY = "/.well-known/"
 TOKEN_FIX = (
@@ -35,8 +32,6 @@ TOKEN_FIX = (
     "(`$SB_STATE_DIR/service-token`, default ~/.cache/stream-browser/service-token); "
     "this service does not do OAuth"
 )
-_STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_BRACKETS = re.compile(rb"[\[\]{}]")
 
 
 @dataclass(frozen=True)
@@ -92,26 +87,6 @@ def browser_mark(headers: dict[bytes, bytes]) -> str | None:
     site = headers.get(b"sec-fetch-site")
     if site is not None and site.strip().lower() != b"none":
         return f"Sec-Fetch-Site: {site.decode('latin-1')[:40]}"
-    return None
-
-
-def body_problem(raw: bytes) -> str | None:
-    """What is wrong with a JSON body (not JSON, nested too deep, not valid Unicode), or None.
-    Checked before any parser recurses into it or any log line or answer must encode it."""
-    depth = deepest = 0
-    for bracket in _BRACKETS.findall(_STRINGS.sub(b"", raw)):
-        depth += 1 if bracket in b"[{" else -1
-        deepest = max(deepest, depth)
-    if deepest > MAX_JSON_DEPTH:
-        return f"the JSON body nests deeper than {MAX_JSON_DEPTH} levels"
-    try:
-        value = json.loads(raw)
-    except (ValueError, RecursionError) as exc:
-        return f"the body is not JSON ({type(exc).__name__}: {str(exc)[:80]})"
-    try:
-        json.dumps(value, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        return "the JSON body is not valid Unicode (a lone surrogate such as \\ud83d)"
     return None
 
 
@@ -188,14 +163,13 @@ class Guard:
 
     async def _forward(self, scope: Any, receive: Any, send: Any) -> None:
         """Read the body here (bounded), check it, then hand it to the app in one piece."""
-        body = await _read_bounded(receive)
+        body = await read_bounded(receive)
         if body is None:
             await _refuse(scope, send, _too_large())
             return
         problem = body_problem(body) if body.strip() else None
         if problem is not None:
-            fix = "send one JSON object, UTF-8, at most 64 levels deep"
-            await _refuse(scope, send, Refusal(400, problem, fix))
+            await _refuse(scope, send, Refusal(400, problem, BODY_FIX))
             return
         sent = False
 
@@ -245,22 +219,6 @@ async def _refuse(scope: Any, send: Any, refusal: Refusal) -> None:
         return
     payload = error_body(refusal.status, refusal.message, refusal.fix)
     await send_json(send, refusal.status, payload, refusal.headers)
-
-
-async def _read_bounded(receive: Any) -> bytes | None:
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            return b"".join(chunks)
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > MAX_BODY_BYTES:
-            return None
-        chunks.append(chunk)
-        if not message.get("more_body"):
-            return b"".join(chunks)
 
 
 async def send_json(
