@@ -7,7 +7,10 @@ model's `streamGenerateContent?alt=sse` (first a `google_web_search` call, then,
 tool's result comes back, the answer with `[n]` markers), and the search tool's own
 `generateContent` with the `googleSearch` tool (text plus `groundingMetadata` for two
 pages). Error scenarios replace the main model's stream: a final 429 (a per-day quota, so
-the CLI does not retry it), a 500, a stream whose JSON breaks off. Loopback only.
+the CLI does not retry it), a 500, a stream whose JSON breaks off. The "tool-calls"
+scenario plays a model that calls the functions it is given (an MCP server's tools, as the
+CLI declares them) one after another and then answers by quoting what each returned, so a
+test sees whether a tool's result reached the model. Loopback only.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ ANSWER_PARTS = (
 )
 ANSWER = "".join(ANSWER_PARTS)
 SEARCH_QUERY = "why is the sky blue"
-SCENARIOS = ("success", "quota", "server-error", "malformed")
+SCENARIOS = ("success", "quota", "server-error", "malformed", "tool-calls")
 
 _RPC = "type.googleapis.com/google.rpc."
 _QUOTA_DAY = {
@@ -58,6 +61,9 @@ _SERVER_ERROR = {
     "error": {"code": 500, "message": "An internal error has occurred.", "status": "INTERNAL"}
 }
 _USAGE = {"promptTokenCount": 12, "candidatesTokenCount": 8, "totalTokenCount": 20}
+
+
+ToolCall = tuple[str, dict[str, Any]]  # a function's name as the model sees it, its arguments
 
 
 @dataclass(frozen=True)
@@ -115,6 +121,43 @@ def main_chunks(body: dict[str, Any]) -> list[dict[str, Any]]:
     return [head, tail]
 
 
+def function_responses(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every `functionResponse` the CLI has sent back in this conversation, oldest first."""
+    return [
+        part["functionResponse"]
+        for content in body.get("contents") or []
+        for part in content.get("parts") or []
+        if "functionResponse" in part
+    ]
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [text for item in value.values() for text in _strings(item)]
+    if isinstance(value, list):
+        return [text for item in value for text in _strings(item)]
+    return []
+
+
+def relayed(response: dict[str, Any]) -> str:
+    """How the stand-in's final answer quotes one function response: every string in it."""
+    return f"{response.get('name')} returned: " + " ".join(_strings(response.get("response")))
+
+
+def tool_call_chunks(body: dict[str, Any], calls: tuple[ToolCall, ...]) -> list[dict[str, Any]]:
+    """The model of the "tool-calls" scenario: the next of `calls` while some have no
+    function response yet, then a final text quoting every response (see `relayed`)."""
+    done = function_responses(body)
+    if len(done) < len(calls):
+        name, args = calls[len(done)]
+        part = {"functionCall": {"name": name, "args": args}}
+        return [{"candidates": [_candidate([part])], "usageMetadata": _USAGE}]
+    text = "\n".join(relayed(response) for response in done)
+    return [{"candidates": [_candidate([{"text": text}])], "usageMetadata": _USAGE}]
+
+
 class _Handler(BaseHTTPRequestHandler):
     server: LoopbackHTTPServer[GeminiApiStandIn]
     protocol_version = "HTTP/1.1"
@@ -156,10 +199,11 @@ class GeminiApiStandIn(LoopbackApi):
     """The stand-in on 127.0.0.1:0; `scenario` (one of SCENARIOS) decides the main model's
     stream. `calls` lists what was asked, in order. Use as a context manager."""
 
-    def __init__(self, scenario: str = "success") -> None:
+    def __init__(self, scenario: str = "success", tool_calls: tuple[ToolCall, ...] = ()) -> None:
         if scenario not in SCENARIOS:
             raise ValueError(f"unknown scenario {scenario!r}; use one of {SCENARIOS}")
         self.scenario = scenario
+        self.tool_calls = tool_calls
         self.calls: list[Call] = []
         super().__init__(_Handler)
 
@@ -180,6 +224,8 @@ class GeminiApiStandIn(LoopbackApi):
             handler.send_json(429, _QUOTA_DAY)
         elif self.scenario == "server-error":
             handler.send_json(500, _SERVER_ERROR)
+        elif self.scenario == "tool-calls":
+            handler.send_events(sse(tool_call_chunks(call.body, self.tool_calls)))
         elif self.scenario == "malformed":
             handler.send_events(b'data: {"candidates": [{"content": {"parts": [{"te\r\n\r\n')
         else:
