@@ -11,7 +11,7 @@ MCP_SDK_VERSION := 1.32.2
 MCP_INSPECTOR_VERSION := 0.15.0
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help setup system venv tools tools-inspector2 demo serve test check lint typecheck format bench bench-extract \
+.PHONY: help setup system venv tools tools-inspector2 tools-claude demo serve test check lint typecheck format bench bench-extract \
         soak screens debug record update-recordings chrome doctor constraints clean \
         image base-image image-test
 
@@ -73,6 +73,16 @@ tools-inspector2:
 	    @modelcontextprotocol/inspector@$(INSPECTOR2_VERSION) >/dev/null 2>&1 \
 	    || echo "warning: could not install Node 22 and Inspector 2.x; their test will be skipped"; \
 	else echo "warning: npm not found; the Inspector 2.x test will be skipped"; fi
+
+# Optional (not part of setup, a 245 MB binary): Claude Code, whose `claude mcp add` line in
+# docs/mcp.md its test runs (`mcp add` and `mcp list` need no login and no network).
+CLAUDE_CODE_VERSION := 2.1.197
+tools-claude:
+	@if command -v npm >/dev/null; then \
+	  npm install --silent --no-audit --no-fund --prefix .tools/claude \
+	    @anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION) >/dev/null 2>&1 \
+	    || echo "warning: could not install Claude Code; its test will be skipped"; \
+	else echo "warning: npm not found; the Claude Code test will be skipped"; fi
 
 # DuckDuckGo's consent-banner rules, injected into the broadcast tab (browser_core/stage/_consent.py).
 .tools/.autoconsent-$(AUTOCONSENT_VERSION):

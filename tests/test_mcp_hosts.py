@@ -1,7 +1,9 @@
-"""Every MCP host snippet in docs/mcp.md, read out of the file and run as a user would: the
-stdio and HTTP `mcpServers` entries with the TypeScript SDK's own client, the Gemini CLI's
-`settings.json` with the real `gemini mcp list` (it needs no model login), and the MCP
-Inspector CLI command. Only the paths, the port and the token are filled in.
+"""Every MCP host snippet in docs/mcp.md and README.md, read out of the file and run as a user
+would: the stdio and HTTP `mcpServers` entries (and README's one-line forms of them) with
+the TypeScript SDK's own client, the Gemini CLI's `settings.json` with the real `gemini mcp
+list` (it needs no model login; tests/test_mcp_gemini_host.py makes it call a tool), the
+MCP Inspector CLI commands and the `claude mcp add` line with the real Claude Code (its
+`mcp add` and `mcp list` need no login). Only the paths, the port and the token are filled in.
 """
 
 from __future__ import annotations
@@ -22,9 +24,11 @@ from tests._service_proc import ROOT, ServiceProc, close_owned_tab, start_servic
 from tests.test_mcp_clients import NAMES, NODE, SDK, run_ts_client
 
 DOC = (ROOT / "docs" / "mcp.md").read_text(encoding="utf-8")
+README = (ROOT / "README.md").read_text(encoding="utf-8")
 COMMAND = str(Path(sys.executable).parent / "stream-browser")
 BIN = ROOT / ".tools" / "node_modules" / ".bin"
 NODE22_BIN = ROOT / ".tools" / "node22" / "node_modules" / ".bin"  # make tools-inspector2
+CLAUDE = ROOT / ".tools" / "claude" / "node_modules" / ".bin" / "claude"  # make tools-claude
 PLACEHOLDER_COMMAND = "/path/to/stream-browser/.venv/bin/stream-browser"
 BAD_CALL = ["browse", {"query": "ferry", "action": "dance"}]
 
@@ -44,6 +48,15 @@ def _snippet(kind: str) -> dict[str, Any]:
         if kind == "stdio" and len(servers) == 1 and "command" in servers[0]:
             return block
     raise AssertionError(f"docs/mcp.md has no {kind} snippet")
+
+
+def _readme_entries() -> dict[str, dict[str, Any]]:
+    """README's inline `mcpServers` entries (its "From an MCP host" section), by transport."""
+    section = README.split("### From an MCP host", 1)[1].split("\n## ", 1)[0]
+    entries = [json.loads(span) for span in re.findall(r"`(\{.*?\})`", section, re.DOTALL)]
+    by_kind = {("http" if "url" in entry else "stdio"): entry for entry in entries}
+    assert len(entries) == len(by_kind) == 2, entries
+    return by_kind
 
 
 @pytest.fixture(scope="module")
@@ -106,6 +119,65 @@ def test_the_documented_http_entry_works_with_the_typescript_sdk(
     assert out["tools"] == NAMES, out
     _assert_error_text(out["calls"][0]["text"])
     assert out["calls"][1]["isError"] is False, out["calls"][1]
+
+
+@needs_sdk
+@pytest.mark.parametrize("kind", ["stdio", "http"])
+def test_the_readme_one_line_entries_work_with_the_typescript_sdk(
+    kind: str, svc: ServiceProc, chrome: ChromeProcess, tmp_path: Path
+) -> None:
+    block = {"mcpServers": {"stream-browser": _readme_entries()[kind]}}
+    entry = _fill(block, svc, chrome, tmp_path)["mcpServers"]["stream-browser"]
+    if kind == "stdio":
+        plan = {"transport": "stdio", "cwd": str(tmp_path), **entry}
+    else:
+        assert entry["type"] == "http"
+        plan = {"transport": "http", "url": entry["url"], "headers": entry["headers"]}
+    out = run_ts_client({**plan, "calls": [BAD_CALL, ["status", {}]]})
+    assert out["tools"] == NAMES, out
+    _assert_error_text(out["calls"][0]["text"])
+    assert out["calls"][1]["isError"] is False, out["calls"][1]
+
+
+def _claude(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home)}
+    env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] = "1"  # no update check, no telemetry
+    return subprocess.run(
+        [str(CLAUDE), *args],
+        cwd=home / "work",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+@pytest.mark.skipif(
+    not CLAUDE.exists(), reason="Claude Code is not in .tools: run `make tools-claude` (optional)"
+)
+def test_the_documented_claude_mcp_add_line_writes_the_http_entry_and_connects(
+    svc: ServiceProc, chrome: ChromeProcess, tmp_path: Path
+) -> None:
+    found = re.search(r"`(claude mcp add .*?)`", DOC, re.DOTALL)
+    assert found is not None, "docs/mcp.md has no `claude mcp add` line"
+    text = found.group(1).replace("http://127.0.0.1:8765", svc.url)
+    argv = shlex.split(text.replace("PASTE-THE-TOKEN", svc.token))[1:]
+    (tmp_path / "work").mkdir()
+    added = _claude(tmp_path, *argv)
+    assert added.returncode == 0, added.stdout + added.stderr
+    assert svc.token not in added.stdout + added.stderr  # it prints the header redacted
+    config = json.loads((tmp_path / ".claude.json").read_text())
+    written = config["projects"][str(tmp_path / "work")]["mcpServers"]["stream-browser"]
+    documented = _fill(_snippet("http"), svc, chrome, tmp_path)
+    assert written == documented["mcpServers"]["stream-browser"]  # "writes it": the same entry
+    listed = _claude(tmp_path, "mcp", "list")
+    line = next((ln for ln in listed.stdout.splitlines() if "stream-browser:" in ln), "")
+    assert line.endswith("✔ Connected") and "HTTP" in line, listed.stdout + listed.stderr
+    assert _claude(tmp_path, "mcp", "remove", "stream-browser").returncode == 0
+    assert _claude(tmp_path, *[a.replace(svc.token, "not-the-token") for a in argv]).returncode == 0
+    wrong = _claude(tmp_path, "mcp", "list").stdout
+    assert "stream-browser:" in wrong and "Failed to connect" in wrong, wrong
 
 
 def _gemini_list(home: Path, trusted: bool) -> str:
