@@ -27,7 +27,7 @@ DOC = (ROOT / "docs" / "mcp.md").read_text(encoding="utf-8")
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 COMMAND = str(Path(sys.executable).parent / "stream-browser")
 BIN = ROOT / ".tools" / "node_modules" / ".bin"
-NODE22_BIN = ROOT / ".tools" / "node22" / "node_modules" / ".bin"  # make tools-inspector2
+NODE22_BIN = ROOT / ".tools" / "node22" / "node_modules" / ".bin"  # make tools (tools-inspector2)
 CLAUDE = ROOT / ".tools" / "claude" / "node_modules" / ".bin" / "claude"  # make tools-claude
 PLACEHOLDER_COMMAND = "/path/to/stream-browser/.venv/bin/stream-browser"
 BAD_CALL = ["browse", {"query": "ferry", "action": "dance"}]
@@ -249,7 +249,7 @@ def test_the_documented_inspector_cli_command_lists_the_tools_and_shows_a_failur
 
 @pytest.mark.skipif(
     not (NODE22_BIN / "mcp-inspector").exists(),
-    reason="Inspector 2.x needs Node 22: run `make tools-inspector2` (optional)",
+    reason="Inspector 2.x needs Node 22 in .tools/node22: `make tools` installs both (npm failed?)",
 )
 def test_the_documented_inspector_2_command_over_http_lists_the_tools_and_shows_failures(
     svc: ServiceProc, tmp_path: Path
