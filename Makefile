@@ -8,6 +8,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 GEMINI_CLI_VERSION := 0.61.0
 AUTOCONSENT_VERSION := 16.23.0
 INSPECTOR2_VERSION := 2.12.0
+CLAUDE_CODE_VERSION := 2.1.197
 MCP_SDK_VERSION := 1.32.2
 MCP_INSPECTOR_VERSION := 0.15.0
 export PYTHONDONTWRITEBYTECODE := 1
@@ -48,7 +49,7 @@ venv: .venv/.installed
 
 # The real Gemini CLI for the compatibility test (skipped with a reason if npm is missing).
 tools: .tools/.installed .tools/.mcp-installed .tools/.autoconsent-$(AUTOCONSENT_VERSION) \
-  .tools/.inspector2-$(INSPECTOR2_VERSION)
+  .tools/.inspector2-$(INSPECTOR2_VERSION) .tools/.claude-$(CLAUDE_CODE_VERSION)
 .tools/.installed:
 	@if command -v npm >/dev/null; then \
 	  npm install --silent --no-audit --no-fund --prefix .tools @google/gemini-cli@$(GEMINI_CLI_VERSION) >/dev/null 2>&1 \
@@ -77,14 +78,14 @@ tools-inspector2: .tools/.inspector2-$(INSPECTOR2_VERSION)
 	    && touch $@ || echo "warning: could not install Node 22 and Inspector 2.x; their test will be skipped"; \
 	else echo "warning: npm not found; the Inspector 2.x test will be skipped"; fi
 
-# Optional (not part of setup, a 245 MB binary): Claude Code, whose `claude mcp add` line in
-# docs/mcp.md its test runs (`mcp add` and `mcp list` need no login and no network).
-CLAUDE_CODE_VERSION := 2.1.197
-tools-claude:
+# Claude Code, whose `claude mcp add` line in docs/mcp.md its test runs (`mcp add` and
+# `mcp list` need no login and no network): about 4 s and 235 MB in .tools/claude.
+tools-claude: .tools/.claude-$(CLAUDE_CODE_VERSION)
+.tools/.claude-$(CLAUDE_CODE_VERSION):
 	@if command -v npm >/dev/null; then \
 	  npm install --silent --no-audit --no-fund --prefix .tools/claude \
 	    @anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION) >/dev/null 2>&1 \
-	    || echo "warning: could not install Claude Code; its test will be skipped"; \
+	    && touch $@ || echo "warning: could not install Claude Code; its test will be skipped"; \
 	else echo "warning: npm not found; the Claude Code test will be skipped"; fi
 
 # DuckDuckGo's consent-banner rules, injected into the broadcast tab (browser_core/stage/_consent.py).

@@ -27,8 +27,8 @@ DOC = (ROOT / "docs" / "mcp.md").read_text(encoding="utf-8")
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 COMMAND = str(Path(sys.executable).parent / "stream-browser")
 BIN = ROOT / ".tools" / "node_modules" / ".bin"
-NODE22_BIN = ROOT / ".tools" / "node22" / "node_modules" / ".bin"  # make tools (tools-inspector2)
-CLAUDE = ROOT / ".tools" / "claude" / "node_modules" / ".bin" / "claude"  # make tools-claude
+NODE22_BIN = ROOT / ".tools" / "node22" / "node_modules" / ".bin"  # make tools
+CLAUDE = ROOT / ".tools" / "claude" / "node_modules" / ".bin" / "claude"  # make tools
 PLACEHOLDER_COMMAND = "/path/to/stream-browser/.venv/bin/stream-browser"
 BAD_CALL = ["browse", {"query": "ferry", "action": "dance"}]
 
@@ -154,7 +154,8 @@ def _claude(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.skipif(
-    not CLAUDE.exists(), reason="Claude Code is not in .tools: run `make tools-claude` (optional)"
+    not CLAUDE.exists(),
+    reason="Claude Code is not in .tools/claude: `make tools` installs it (npm failed?)",
 )
 def test_the_documented_claude_mcp_add_line_writes_the_http_entry_and_connects(
     svc: ServiceProc, chrome: ChromeProcess, tmp_path: Path
