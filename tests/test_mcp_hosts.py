@@ -20,8 +20,9 @@ from typing import Any
 import pytest
 
 from browser_core import ChromeProcess
+from tests._server import LocalServer, Reply
 from tests._service_proc import ROOT, ServiceProc, close_owned_tab, start_service
-from tests.test_mcp_clients import NAMES, NODE, SDK, run_ts_client
+from tests.test_mcp_clients import ARTICLE, NAMES, NODE, SDK, run_ts_client
 
 DOC = (ROOT / "docs" / "mcp.md").read_text(encoding="utf-8")
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -81,10 +82,23 @@ def _fill(block: dict[str, Any], svc: ServiceProc, chrome: ChromeProcess, home: 
                 "CDP_PORT": str(chrome.port),
                 "SB_STATE_DIR": str(home / "state"),
                 "SB_SERVICE_URL": "off",
+                "SB_ALLOW_HOSTS": "127.0.0.1",  # the test's own pages are on loopback
                 "GEMINI_CLI": str(home / "no-gemini"),
                 "HOME": str(home),
             }
     return filled
+
+
+def _read_args(http: LocalServer, path: str) -> list[str]:
+    """Inspector `--tool-arg`s reading a local page on the broadcast (values are parsed as JSON)."""
+    page = http.route(path, Reply(ARTICLE))
+    return ["--tool-arg", f"url={page}", "--tool-arg", "broadcasting=true"]
+
+
+def _assert_read(result: dict[str, Any]) -> None:
+    text = result["content"][0]["text"]
+    assert result.get("isError") is not True, text
+    assert "forty minutes" in text and "<<<UNTRUSTED_WEB_EXTRACT" in text, text
 
 
 def _assert_error_text(text: str) -> None:
@@ -221,8 +235,8 @@ def test_the_documented_gemini_settings_connect_both_servers_once_the_folder_is_
 
 
 @pytest.mark.skipif(not (BIN / "mcp-inspector").exists(), reason="the Inspector is not in .tools")
-def test_the_documented_inspector_cli_command_lists_the_tools_and_shows_a_failure(
-    svc: ServiceProc, chrome: ChromeProcess, tmp_path: Path
+def test_the_documented_inspector_cli_command_lists_reads_and_shows_a_failure(
+    svc: ServiceProc, chrome: ChromeProcess, http: LocalServer, tmp_path: Path
 ) -> None:
     command = re.search(r"```sh\n(npx @modelcontextprotocol/inspector --cli .*?)\n```", DOC)
     assert command is not None, "docs/mcp.md has no Inspector CLI command"
@@ -243,6 +257,9 @@ def test_the_documented_inspector_cli_command_lists_the_tools_and_shows_a_failur
     assert [tool["name"] for tool in listed["tools"]] == NAMES
     method = argv.index("tools/list")
     call = ["tools/call", "--tool-name", "browse", "--tool-arg", "query=ferry"]
+    read = run(*argv[:method], *call, *_read_args(http, "/harbour-inspector"), *argv[method + 1 :])
+    close_owned_tab(chrome, tmp_path / "state")
+    _assert_read(read)
     failed = run(*argv[:method], *call, "--tool-arg", "action=dance", *argv[method + 1 :])
     assert failed["isError"] is True
     _assert_error_text(failed["content"][0]["text"])
@@ -252,8 +269,8 @@ def test_the_documented_inspector_cli_command_lists_the_tools_and_shows_a_failur
     not (NODE22_BIN / "mcp-inspector").exists(),
     reason="Inspector 2.x needs Node 22 in .tools/node22: `make tools` installs both (npm failed?)",
 )
-def test_the_documented_inspector_2_command_over_http_lists_the_tools_and_shows_failures(
-    svc: ServiceProc, tmp_path: Path
+def test_the_documented_inspector_2_command_over_http_lists_reads_and_shows_failures(
+    svc: ServiceProc, http: LocalServer, tmp_path: Path
 ) -> None:
     found = re.search(r"```sh\n(npx @modelcontextprotocol/inspector@2 --cli .*?)\n```", DOC)
     assert found is not None, "docs/mcp.md has no Inspector 2.x command"
@@ -271,10 +288,11 @@ def test_the_documented_inspector_2_command_over_http_lists_the_tools_and_shows_
     assert [tool["name"] for tool in json.loads(listed.stdout)["tools"]] == NAMES
     method = argv.index("tools/list")
     call = ["tools/call", "--tool-name", "browse", "--tool-arg", "query=ferry"]
-    failed = run(
-        [a.replace("PASTE-THE-TOKEN", svc.token) for a in argv[:method]]
-        + [*call, "--tool-arg", "action=dance", *argv[method + 1 :]]
-    )
+    with_token = [a.replace("PASTE-THE-TOKEN", svc.token) for a in argv[:method]]
+    read = run([*with_token, *call, *_read_args(http, "/harbour-inspector2"), *argv[method + 1 :]])
+    assert read.returncode == 0, read.stderr[-1500:]
+    _assert_read(json.loads(read.stdout))
+    failed = run([*with_token, *call, "--tool-arg", "action=dance", *argv[method + 1 :]])
     _assert_error_text(json.loads(failed.stdout)["content"][0]["text"])
     wrong = run([a.replace("PASTE-THE-TOKEN", "not-the-token") for a in argv])
     assert wrong.returncode != 0
