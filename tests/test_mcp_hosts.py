@@ -127,12 +127,7 @@ def test_the_documented_http_entry_works_with_the_typescript_sdk(
     svc: ServiceProc, chrome: ChromeProcess, tmp_path: Path
 ) -> None:
     entry = _fill(_snippet("http"), svc, chrome, tmp_path)["mcpServers"]["stream-browser"]
-    assert entry["type"] == "http"
-    plan = {"transport": "http", "url": entry["url"], "headers": entry["headers"]}
-    out = run_ts_client({**plan, "calls": [BAD_CALL, ["status", {}]]})
-    assert out["tools"] == NAMES, out
-    _assert_error_text(out["calls"][0]["text"])
-    assert out["calls"][1]["isError"] is False, out["calls"][1]
+    _assert_entry_answers("http", entry, tmp_path)
 
 
 @needs_sdk
@@ -142,8 +137,14 @@ def test_the_readme_one_line_entries_work_with_the_typescript_sdk(
 ) -> None:
     block = {"mcpServers": {"stream-browser": _readme_entries()[kind]}}
     entry = _fill(block, svc, chrome, tmp_path)["mcpServers"]["stream-browser"]
+    _assert_entry_answers(kind, entry, tmp_path)
+
+
+def _assert_entry_answers(kind: str, entry: dict[str, Any], cwd: Path) -> None:
+    """The TypeScript SDK, configured from `entry`, lists the tools, sees a bad call's kind
+    and fix, and gets the status."""
     if kind == "stdio":
-        plan = {"transport": "stdio", "cwd": str(tmp_path), **entry}
+        plan = {"transport": "stdio", "cwd": str(cwd), **entry}
     else:
         assert entry["type"] == "http"
         plan = {"transport": "http", "url": entry["url"], "headers": entry["headers"]}
