@@ -95,6 +95,30 @@ HAZARDS = {
         "const g = document.createElement('iframe'); g.setAttribute('src', 'mailto:a@b.c');"
         "g.style = 'display:none'; document.body.append(g);"
     ),
+    # Frames written in the HTML itself (the parser makes them, no script runs), and later
+    # through innerHTML (the parser again).
+    "protocol-frames-html": "<iframe src='tel:+15550100' style='display:none'></iframe>"
+    "<iframe src='mailto:a@b.c' style='display:none'></iframe>"
+    "<iframe src='zoommtg://zoom.us/join?confno=1' style='display:none'></iframe>",
+    "protocol-frames-later": "<div id=slot></div>"
+    + later(
+        "document.getElementById('slot').innerHTML = "
+        "\"<iframe src='tel:+15550101' style='display:none'></iframe>\";"
+    ),
+}
+# A button over the page's top left; what its click does (the click is a real one, over CDP
+# Input, so the page holds a user gesture): at once, or on a timer after the click.
+BUTTON = (
+    "<button id=go style='position:fixed;left:0;top:0;width:300px;height:120px'>Call</button>"
+    "<form id=f action='zoommtg://zoom.us/join'></form>"
+    "<script>document.getElementById('go').addEventListener('click', () => {{"
+    " window.clicked = true; {js} }});</script>"
+)
+CLICKS = {
+    "location-at-once": "location = 'tel:+15550100';",
+    "assign-later": f"setTimeout(() => location.assign('mailto:a@b.c'), {LATER_MS});",
+    "open-later": f"setTimeout(() => window.open('zoommtg://zoom.us/join?confno=1'), {LATER_MS});",
+    "form-later": f"setTimeout(() => document.getElementById('f').submit(), {LATER_MS});",
 }
 
 
@@ -234,6 +258,17 @@ def _serve_hazards(view: Screen) -> None:
 
     for name in (*HAZARDS, "plain", "page"):
         view.server.route(f"/hazard/{name}", page)
+    for name, js in CLICKS.items():
+        view.server.route(f"/click/{name}", Reply(ARTICLE.format(extra=BUTTON.format(js=js))))
+    # A short page (too few words in the response: the read waits for its DOM) that points
+    # itself at another program's scheme while it is still loading; and the same without.
+    short = "<!DOCTYPE html><html><head><title>Note</title></head><body>{js}<p>{words}</p></body>"
+    words = "A calm sentence about the weather. " * 3
+    view.server.route("/short", Reply(short.format(js="", words=words)))
+    view.server.route(
+        "/mailto-while-loading",
+        Reply(short.format(js="<script>location = 'mailto:a@b.c';</script>", words=words)),
+    )
     view.server.route(
         "/report.exe",
         Reply(
@@ -331,6 +366,63 @@ def test_a_hazard_fired_after_the_read_leaves_the_screen_as_the_calm_page(
     assert screen.differing_px(calm, hostile) < SAME_SCREEN_PX, (calm, hostile)
     after, took = read(tool, screen.server.url("/hazard/plain"))
     assert after is not None and after.success and took < USUAL_S
+
+
+def click(view: Screen, x: int, y: int) -> None:
+    """A real mouse click on our tab over raw CDP Input (what Playwright's `click` sends)."""
+    (tab,) = view.tabs()
+    base = {"x": x, "y": y, "button": "left", "clickCount": 1}
+    cdp_calls(
+        tab["webSocketDebuggerUrl"],
+        [
+            ("Input.dispatchMouseEvent", {**base, "type": "mousePressed"}),
+            ("Input.dispatchMouseEvent", {**base, "type": "mouseReleased"}),
+            # then away, so the button is not drawn hovered in the grab after the click
+            ("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": 1000, "y": 600}),
+        ],
+        2.0,
+    )
+
+
+@pytest.mark.parametrize("variant", list(CLICKS))
+def test_a_page_holding_a_click_cannot_send_itself_to_another_program(
+    screen: Screen, tool: BrowseTool, variant: str
+) -> None:
+    url = screen.server.url(f"/click/{variant}")
+    result, _ = read(tool, url)
+    assert result is not None and result.success and "calm sentence" in result.data["text"]
+    time.sleep(0.8)  # the focus layer's scroll and highlight come to rest
+    before = screen.grab(f"click-{variant}-before")
+    click(screen, 150, 60)
+    assert screen.evaluate("window.clicked === true")  # the click reached the page
+    time.sleep(LATER_MS / 1000 + 0.6)  # what the click set off on a timer has fired
+    after = screen.grab(f"click-{variant}-after")
+    assert_clean(screen)
+    (tab,) = screen.tabs()
+    assert tab["url"] == url  # still our page: no navigation left it
+    assert screen.differing_px(before, after) < SAME_SCREEN_PX, (before, after)
+    again, took = read(tool, screen.server.url("/hazard/plain"))
+    assert again is not None and again.success and took < USUAL_S
+
+
+def test_a_page_pointing_itself_at_mailto_while_loading_reads_at_the_usual_speed(
+    screen: Screen, tool: BrowseTool
+) -> None:
+    def median_read(path: str) -> tuple[float, Any]:
+        times, last = [], None
+        for _ in range(3):
+            last, took = read(tool, screen.server.url(path))
+            times.append(took)
+        return sorted(times)[1], last
+
+    usual, _ = median_read("/short")
+    took, result = median_read("/mailto-while-loading")
+    # Before: the mailto: navigation stopped the page's parser, DOMContentLoaded never came,
+    # and every read waited out its 5 s navigation timeout, then failed.
+    assert result is not None and result.success, result
+    assert "calm sentence" in result.data["text"]  # the page after the script was parsed
+    assert took < 3 * usual, (took, usual)
+    assert_clean(screen)
 
 
 def test_a_page_makes_no_sound_once_the_read_returns(screen: Screen, tool: BrowseTool) -> None:

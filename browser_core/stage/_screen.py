@@ -9,11 +9,19 @@ Per page (what a launch switch or profile preference cannot do; those live in `_
   init script in the page's world, where the page calls them), so a timer firing after the
   call returns, when no driver is attached to answer, draws nothing; while a driver is
   attached its dialog handler answers whatever slips past (a frame the script missed).
-- External protocols: a script cannot point a frame at `mailto:`, `tel:` or an app's scheme,
-  and a click on such a link does nothing, so Chrome does not ask "Open xdg-open?" (not
-  caught: an `<iframe src=tel:...>` in the HTML itself, since a MutationObserver on the whole
-  document cost seconds on a 2.5 MB page, and a script setting `location` to such a scheme
-  while it holds a user gesture).
+- External protocols (`mailto:`, `tel:`, an app's scheme), so Chrome does not ask "Open
+  xdg-open?" (nor hand the address to another program): every document gets a CSP
+  `frame-src` of web schemes (`FRAME_CSP`, from a `<meta>` the init script inserts and
+  removes before the parser starts: the policy stays), so Chrome refuses such a frame however
+  it is made (in the HTML, by `innerHTML`, by a script); `src`/`setAttribute` with such an
+  address are dropped too; every navigation of the page itself to such an address is
+  cancelled in the Navigation API's `navigate` event (`location=`, `location.assign`, a form,
+  a meta refresh, also while the page holds a user gesture from a click); `window.open` of
+  one returns null; clicks on such links do nothing. A page that sets `location` to such a
+  scheme while it loads no longer stops its own parsing (which left `goto` waiting out its
+  timeout for a DOMContentLoaded that never came). Measured and not used: a CSP header added
+  over CDP `Fetch.continueResponse` is ignored by Chrome 156 (and loops with Playwright's own
+  routes); re-pointing or removing the frame from a MutationObserver does not stop the prompt.
 - `print()`: a no-op in every frame (the profile's `printing.enabled` closes it Chrome-wide).
 - Downloads: `Browser.setDownloadBehavior` deny (no file, no bubble; Playwright still sees
   the attempt, so a read of an attachment says "download").
@@ -58,6 +66,9 @@ SOUND_HOSTS = ("youtube.com", "www.youtube.com", "m.youtube.com", "music.youtube
 # cannot listen for a name it cannot guess.
 _CHANNEL = "sb-" + secrets.token_hex(12)
 
+# Frames may load web addresses only: no `mailto:`/`tel:`/app scheme (a CSP of the page's own).
+FRAME_CSP = "frame-src http: https: data: blob: about:"
+
 SCREEN_JS = """
 (() => {
   const CHANNEL = %(channel)r, SOUND_HOSTS = %(hosts)s;
@@ -85,10 +96,41 @@ SCREEN_JS = """
       return setAttribute.call(this, name, value);
     };
   }
+  // Frames may load web addresses only, however they are made (HTML, innerHTML, script):
+  // Chrome itself refuses the rest. A CSP delivered by a <meta> in a <head> stays in force
+  // after the element is gone, so it is inserted and removed at once (before the parser has
+  // made anything, in a new document): no trace in the page's DOM.
+  try {
+    const meta = document.createElement('meta');
+    meta.httpEquiv = 'Content-Security-Policy';
+    meta.content = %(frame_csp)r;
+    if (!document.documentElement) {
+      const html = document.createElement('html'), head = document.createElement('head');
+      head.append(meta); html.append(head); document.append(html); html.remove();
+    } else if (document.head) {
+      document.head.append(meta); meta.remove();
+    }
+  } catch (e) {}
   document.addEventListener('click', (e) => {
     const a = e.target && e.target.closest && e.target.closest('a[href], area[href]');
     if (a && !web(a.href)) e.preventDefault();
   }, true);
+  // Any navigation of this window to such an address, user gesture or not (Chromium's
+  // Navigation API fires `navigate` before the navigation starts, also cross-document).
+  if (window.navigation && navigation.addEventListener) {
+    navigation.addEventListener('navigate', (e) => {
+      if (e.cancelable && e.destination && !web(e.destination.url)) e.preventDefault();
+    });
+  }
+  const open = window.open;
+  if (typeof open === 'function') {
+    const guarded = function (url) {
+      if (url !== undefined && String(url) !== '' && !web(url)) return null;
+      return open.apply(this, arguments);
+    };
+    const spec = {value: guarded, writable: true, configurable: true};
+    try { Object.defineProperty(window, 'open', spec); } catch (e) {}
+  }
   let quiet = !SOUND_HOSTS.includes(location.hostname);
   const media = new Set(), contexts = new Set();
   let suspendAudio = null;
@@ -140,7 +182,7 @@ SCREEN_JS = """
 def screen_script() -> str:
     """The init script of the clean screen (this process's channel name inside)."""
     hosts = "[" + ", ".join(repr(h) for h in SOUND_HOSTS) + "]"
-    return SCREEN_JS % {"channel": _CHANNEL, "hosts": hosts}
+    return SCREEN_JS % {"channel": _CHANNEL, "hosts": hosts, "frame_csp": FRAME_CSP}
 
 
 INIT_SCRIPTS: list[Callable[[], str]] = [screen_script]
