@@ -6,6 +6,10 @@ cannot be answered over CDP either (measured on Chromium 156: `Page.handleJavaSc
 says "No dialog is showing" to a session that was not enabled when it opened, and
 `Page.enable` hangs), so the driver asks the tab to run `1` first and replaces it over
 HTTP when it does not answer. Standard library only; every step bounded by `timeout`.
+
+`CdpSocket` is the one client: commands one at a time (`call`), optionally to a session of a
+target it attached to (`attach`, flattened sessions), as the font check does with a hidden
+target; `cdp_calls` sends a few commands to one tab at once.
 """
 
 from __future__ import annotations
@@ -24,24 +28,79 @@ class RawCdpError(OSError):
     """The tab's WebSocket could not be reached or did not answer in time."""
 
 
+class CdpSocket:
+    """One DevTools WebSocket (RFC 6455, text frames), every step within `timeout` of opening.
+
+    `call` sends one command and returns its `result` (events and other replies are read
+    past); an error answer raises `RawCdpError`. Use as a context manager."""
+
+    def __init__(self, ws_url: str, timeout: float) -> None:
+        parts = urlsplit(ws_url)
+        if parts.scheme != "ws" or not parts.hostname:
+            raise RawCdpError(f"not a DevTools WebSocket URL: {ws_url[:200]}")
+        self.until = time.monotonic() + timeout
+        self._next = 0
+        self._sock = socket.create_connection((parts.hostname, parts.port or 80), timeout)
+        try:
+            _handshake(self._sock, parts.netloc, parts.path or "/", self.until)
+        except BaseException:
+            self._sock.close()
+            raise
+
+    def __enter__(self) -> CdpSocket:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._sock.close()
+
+    def send(self, method: str, params: dict[str, Any], session: str | None = None) -> int:
+        """Send one command without waiting; its id."""
+        self._next += 1
+        message: dict[str, Any] = {"id": self._next, "method": method, "params": params}
+        if session:
+            message["sessionId"] = session
+        _send_text(self._sock, json.dumps(message))
+        return self._next
+
+    def reply(self, number: int) -> dict[str, Any]:
+        """The whole reply to command `number` (`result` or `error`)."""
+        while True:
+            message = json.loads(_read_text(self._sock, self.until))
+            if message.get("id") == number:
+                return dict(message)
+
+    def call(self, method: str, params: dict[str, Any], session: str | None = None) -> Any:
+        """Send one command and return its `result`; an error answer raises `RawCdpError`."""
+        answer = self.reply(self.send(method, params, session))
+        if "error" in answer:
+            raise RawCdpError(f"{method}: {answer['error'].get('message', '?')}")
+        return answer.get("result", {})
+
+    def attach(self, target_id: str) -> str:
+        """Attach to `target_id` (a flattened session on this socket); the session id."""
+        return str(
+            self.call("Target.attachToTarget", {"targetId": target_id, "flatten": True})[
+                "sessionId"
+            ]
+        )
+
+
 def cdp_calls(
     ws_url: str, commands: list[tuple[str, dict[str, Any]]], timeout: float
 ) -> dict[str, Any]:
     """Send `commands` (method, params) at once to the target at `ws_url`; the reply to the
     last one (`result` or `error`). Events and earlier replies are read past."""
-    parts = urlsplit(ws_url)
-    if parts.scheme != "ws" or not parts.hostname:
-        raise RawCdpError(f"not a DevTools WebSocket URL: {ws_url[:200]}")
-    until = time.monotonic() + timeout
     try:
-        with socket.create_connection((parts.hostname, parts.port or 80), timeout) as sock:
-            _handshake(sock, parts.netloc, parts.path or "/", until)
-            for number, (method, params) in enumerate(commands, 1):
-                _send_text(sock, json.dumps({"id": number, "method": method, "params": params}))
-            while True:
-                message = json.loads(_read_text(sock, until))
-                if message.get("id") == len(commands):
-                    return dict(message)
+        with CdpSocket(ws_url, timeout) as cdp:
+            last = 0
+            for method, params in commands:
+                last = cdp.send(method, params)
+            return cdp.reply(last)
+    except RawCdpError:
+        raise
     except (OSError, ValueError) as exc:
         raise RawCdpError(f"{commands[-1][0]}: {exc}") from exc
 

@@ -5,23 +5,21 @@ Without a CJK font, Chrome draws each Korean, Japanese or Chinese character as a
 running Chrome (`Target.createTarget` with `hidden`: in no tab strip, never the owned tab, closed
 at once), draws each character of a test string on an OffscreenCanvas and compares its pixels
 and width with those of code points no font has (the box). It speaks CDP over one short-lived
-WebSocket (standard library only), so `doctor` and `/readyz` can call it from any thread;
-`cached_font_check` runs it once per Chrome (its DevTools browser id) and then remembers.
+WebSocket (`_cdp_raw.CdpSocket`, standard library only), so `doctor` and `/readyz` can call it
+from any thread; `cached_font_check` runs it once per Chrome (its DevTools browser id) and then
+remembers.
 """
 
 from __future__ import annotations
 
-import base64
 import json
-import os
-import socket
-import struct
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from .._cdp_raw import CdpSocket
 from .._chrome import cdp_version
 from .._errors import CdpUnreachable
 
@@ -139,17 +137,17 @@ def _browser_ws(endpoint: str, version: dict[str, str]) -> str:
 
 
 class _CdpError(Exception):
-    """A CDP command answered with an error."""
+    """The test page raised instead of answering."""
 
 
 def _probe(ws_url: str, timeout: float) -> Any:
-    with _Cdp(ws_url, timeout) as cdp:
+    with CdpSocket(ws_url, timeout) as cdp:
         target = cdp.call(
             "Target.createTarget", {"url": "about:blank", "hidden": True, "background": True}
         )
         target_id = target["targetId"]
         try:
-            session = cdp.call("Target.attachToTarget", {"targetId": target_id, "flatten": True})
+            session = cdp.attach(target_id)
             answer = cdp.call(
                 "Runtime.evaluate",
                 {
@@ -157,98 +155,10 @@ def _probe(ws_url: str, timeout: float) -> Any:
                     "returnByValue": True,
                     "timeout": int(timeout * 1000),
                 },
-                session=session["sessionId"],
+                session=session,
             )
         finally:
             cdp.call("Target.closeTarget", {"targetId": target_id})
     if "exceptionDetails" in answer:
         raise _CdpError("the test page raised: " + str(answer["exceptionDetails"])[:120])
     return answer["result"].get("value")
-
-
-class _Cdp:
-    """A minimal blocking CDP client: one WebSocket, one command at a time (RFC 6455)."""
-
-    def __init__(self, ws_url: str, timeout: float) -> None:
-        parts = urlsplit(ws_url)
-        self._deadline = time.monotonic() + timeout
-        self._sock = socket.create_connection((parts.hostname, parts.port or 80), timeout)
-        self._next = 0
-        key = base64.b64encode(os.urandom(16)).decode()
-        request = (
-            f"GET {parts.path} HTTP/1.1\r\nHost: {parts.netloc}\r\nUpgrade: websocket\r\n"
-            f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
-        )
-        self._sock.sendall(request.encode())
-        head = self._until(b"\r\n\r\n")
-        if not head.startswith(b"HTTP/1.1 101"):
-            raise _CdpError("the DevTools WebSocket refused the upgrade")
-
-    def __enter__(self) -> _Cdp:
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self._sock.close()
-
-    def call(self, method: str, params: dict[str, Any], session: str | None = None) -> Any:
-        self._next += 1
-        message: dict[str, Any] = {"id": self._next, "method": method, "params": params}
-        if session:
-            message["sessionId"] = session
-        self._send(json.dumps(message).encode())
-        while True:
-            if time.monotonic() > self._deadline:
-                raise _CdpError(f"{method}: no answer in time")
-            reply = json.loads(self._frame())
-            if reply.get("id") != self._next:
-                continue  # an event
-            if "error" in reply:
-                raise _CdpError(f"{method}: {reply['error'].get('message', '?')}")
-            return reply.get("result", {})
-
-    def _send(self, payload: bytes) -> None:
-        mask = os.urandom(4)
-        size = len(payload)
-        if size < 126:
-            header = struct.pack("!BB", 0x81, 0x80 | size)
-        elif size < 65536:
-            header = struct.pack("!BBH", 0x81, 0x80 | 126, size)
-        else:
-            header = struct.pack("!BBQ", 0x81, 0x80 | 127, size)
-        masked = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
-        self._sock.sendall(header + mask + masked)
-
-    def _frame(self) -> bytes:
-        """One whole text message (continuation frames joined; control frames skipped)."""
-        data = b""
-        while True:
-            first, second = self._exact(2)
-            size = second & 0x7F
-            if size == 126:
-                size = struct.unpack("!H", self._exact(2))[0]
-            elif size == 127:
-                size = struct.unpack("!Q", self._exact(8))[0]
-            payload = self._exact(size)
-            opcode = first & 0x0F
-            if opcode == 0x8:
-                raise _CdpError("the DevTools WebSocket closed")
-            if opcode in (0x1, 0x2, 0x0):
-                data += payload
-                if first & 0x80:
-                    return data
-
-    def _exact(self, size: int) -> bytes:
-        chunks = b""
-        while len(chunks) < size:
-            self._sock.settimeout(max(0.05, self._deadline - time.monotonic()))
-            chunk = self._sock.recv(size - len(chunks))
-            if not chunk:
-                raise _CdpError("the DevTools WebSocket closed")
-            chunks += chunk
-        return chunks
-
-    def _until(self, marker: bytes) -> bytes:
-        data = b""
-        while marker not in data:
-            data += self._exact(1)
-        return data
