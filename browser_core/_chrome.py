@@ -289,11 +289,44 @@ def is_credential_name(name: str) -> bool:
     return name.upper().endswith(CREDENTIAL_SUFFIXES)
 
 
-def _chrome_env(display: str | None) -> dict[str, str]:
+def _chrome_env(display: str | None, path_first: Path | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not is_credential_name(k)}
     if display:
         env["DISPLAY"] = display
+    if path_first is not None:
+        env["PATH"] = f"{path_first}{os.pathsep}{env.get('PATH') or os.defpath}"
     return env
+
+
+# Before Chrome offers to open another program for a `mailto:`, `tel:` or app address ("Open
+# xdg-open?", or for mailto: `xdg-open` at once) it asks `xdg-settings check
+# default-url-scheme-handler SCHEME chromium.desktop`; when the answer is "yes" (Chrome itself
+# handles the scheme) it drops the request without a word. Chrome's PATH starts with a folder
+# of the profile whose `xdg-settings` always answers so: no page, frame or click of any origin
+# can ask, while or after a driver is attached (measured on Chromium 156).
+SHIM_DIR = "stream-browser-bin"
+XDG_SETTINGS_SHIM = """#!/bin/sh
+# stream-browser: Chrome handles every scheme itself, so it never asks to open another program.
+if [ "$1" = check ]; then echo yes; exit 0; fi
+exit 1
+"""
+
+
+def pin_protocol_shim(user_data_dir: str) -> Path:
+    """Write the `xdg-settings` shim into the profile; the folder to put first on PATH."""
+    folder = Path(user_data_dir) / SHIM_DIR
+    shim = folder / "xdg-settings"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        if not shim.is_file() or shim.read_text(encoding="utf-8") != XDG_SETTINGS_SHIM:
+            shim.write_text(XDG_SETTINGS_SHIM, encoding="utf-8")
+        shim.chmod(0o755)
+    except OSError as exc:
+        raise StreamBrowserError(
+            f"cannot write {shim}: {exc.strerror or exc}",
+            hint="check the profile folder's permissions (CHROME_PROFILE_DIR), or pick another",
+        ) from exc
+    return folder
 
 
 def egress_args(proxy_port: int) -> tuple[str, ...]:
@@ -472,6 +505,7 @@ def launch_chrome(
     Path(profile).mkdir(parents=True, exist_ok=True)
     pin_webrtc_policy(profile)
     pin_screen_prefs(profile)
+    shim_dir = pin_protocol_shim(profile)
     display, xvfb_pid = None, None
     if not headless:
         display = os.environ.get("DISPLAY") or XVFB_DISPLAY
@@ -486,7 +520,7 @@ def launch_chrome(
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         stdin=subprocess.DEVNULL,
-        env=_chrome_env(display),
+        env=_chrome_env(display, shim_dir),
         start_new_session=True,
     )
     _keep(proc)
@@ -652,6 +686,12 @@ SCREEN_SWITCHES: tuple[tuple[str, str], ...] = (
 
 def _command_line(port: int) -> list[str] | None:
     """The command line of the local browser process serving CDP on `port` (from /proc)."""
+    found = _browser_process(port)
+    return found[1] if found else None
+
+
+def _browser_process(port: int) -> tuple[int, list[str]] | None:
+    """The pid and command line of the local browser process serving CDP on `port`."""
     wanted = f"--remote-debugging-port={port}"
     for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
         if not entry.isdigit():
@@ -662,8 +702,22 @@ def _command_line(port: int) -> list[str] | None:
             continue
         args = [a.decode("utf-8", "replace") for a in argv if a]
         if wanted in args and not any(a.startswith("--type=") for a in args):
-            return args
+            return int(entry), args
     return None
+
+
+def _shim_finding(pid: int) -> list[str]:
+    """Is the `xdg-settings` shim first on the PATH of Chrome's process? Only PATH is read
+    from its environment (which also holds Debian's API key)."""
+    try:
+        environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    except OSError:
+        return []  # another user's process: nothing to say
+    path = next((e[5:].decode("utf-8", "replace") for e in environ if e.startswith(b"PATH=")), "")
+    first = Path(path.split(os.pathsep)[0]) if path else None
+    if first is not None and (first / "xdg-settings").is_file() and first.name == SHIM_DIR:
+        return []
+    return ['no xdg-settings shim first on its PATH ("Open xdg-open?" prompts from pages)']
 
 
 def _pref_findings(profile_dir: Path) -> list[str]:
@@ -698,9 +752,11 @@ def screen_findings(endpoint: str, port: int) -> list[str]:
         tabs = [t for t in cdp_targets(endpoint) if t.get("type") == "page"]
         if len(tabs) > 1:
             found.append(f"{len(tabs)} tabs: the audience may see a tab strip of others")
-    args = _command_line(port)
-    if args is None:
+    process = _browser_process(port)
+    if process is None:
         return [*found, "its command line cannot be read here (not on this machine?)"]
+    pid, args = process
+    found += _shim_finding(pid)
     for switch, shows in SCREEN_SWITCHES:
         if switch not in args:
             found.append(f"no {switch} ({shows})")

@@ -260,6 +260,13 @@ def _serve_hazards(view: Screen) -> None:
         view.server.route(f"/hazard/{name}", page)
     for name, js in CLICKS.items():
         view.server.route(f"/click/{name}", Reply(ARTICLE.format(extra=BUTTON.format(js=js))))
+
+    def chrome_wide(handler: Any) -> Reply:
+        frames = HAZARDS["protocol-frames-html"] if view.mode.get("wide") == "frames" else ""
+        js = "location = 'zoommtg://zoom.us/join'; setTimeout(() => location = 'tel:+1555', 300);"
+        return Reply(ARTICLE.format(extra=frames + BUTTON.format(js=js)))
+
+    view.server.route("/chrome-wide", chrome_wide)
     # A short page (too few words in the response: the read waits for its DOM) that points
     # itself at another program's scheme while it is still loading; and the same without.
     short = "<!DOCTYPE html><html><head><title>Note</title></head><body>{js}<p>{words}</p></body>"
@@ -462,6 +469,30 @@ def test_a_dialog_left_open_after_the_process_exited_does_not_wedge_the_next_cal
     assert_clean(screen)
 
 
+def test_with_no_driver_attached_chrome_itself_never_asks_to_open_another_program(
+    screen: Screen,
+) -> None:
+    """Chrome-wide (the xdg-settings shim `stream-browser chrome` puts first on Chrome's PATH):
+    no init script, no driver; frames in the HTML, and a real click that sets `location`."""
+    (tab,) = screen.tabs()
+    ws_url, url = tab["webSocketDebuggerUrl"], screen.server.url("/chrome-wide")
+    screen.mode["wide"] = "plain"
+    cdp_calls(ws_url, [("Page.navigate", {"url": url})], 2.0)
+    time.sleep(1.0)
+    plain = screen.grab("chrome-wide-plain")
+    screen.mode["wide"] = "frames"
+    cdp_calls(ws_url, [("Page.navigate", {"url": url})], 2.0)
+    time.sleep(1.0)
+    framed = screen.grab("chrome-wide-frames")
+    assert screen.differing_px(plain, framed) < SAME_SCREEN_PX, (plain, framed)
+    click(screen, 150, 60)
+    assert screen.evaluate("window.clicked === true")
+    time.sleep(1.0)
+    clicked = screen.grab("chrome-wide-clicked")
+    assert screen.differing_px(plain, clicked) < SAME_SCREEN_PX, (plain, clicked)
+    assert_clean(screen)
+
+
 def test_after_chrome_is_killed_the_restarted_one_shows_no_restore_bubble(
     screen: Screen,
 ) -> None:
@@ -555,6 +586,7 @@ def test_doctor_names_what_a_chrome_we_attach_to_lacks_for_a_clean_screen(
     assert "no --window-position=0,0" in findings
     assert "preference download_restrictions is not 3" in findings
     assert "preference printing.enabled is not False" in findings
+    assert "no xdg-settings shim first on its PATH" in findings
 
 
 def _answers(endpoint: str) -> list[dict[str, str]]:
