@@ -5,11 +5,18 @@ from __future__ import annotations
 
 import shutil
 import socket
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from browser_core._chrome import _display_answers, _start_xvfb, stop_pid
+from browser_core._chrome import (
+    _chrome_env,
+    _display_answers,
+    _start_xvfb,
+    pin_protocol_shim,
+    stop_pid,
+)
 
 pytestmark = pytest.mark.skipif(shutil.which("Xvfb") is None, reason="needs Xvfb (make setup)")
 
@@ -41,3 +48,26 @@ def test_a_socket_left_by_a_killed_x_server_is_replaced_by_a_live_display() -> N
         if pid is not None:
             stop_pid(pid)
         path.unlink(missing_ok=True)
+
+
+def test_chromes_path_finds_a_shim_that_says_chrome_handles_every_scheme_and_nothing_more(
+    tmp_path: Path,
+) -> None:
+    """Chrome asks `xdg-settings check default-url-scheme-handler SCHEME` before it offers to
+    open another program; the shim on its PATH answers yes (see docs/screen-clean.md)."""
+    folder = pin_protocol_shim(str(tmp_path))
+    env = _chrome_env(None, folder)
+
+    def xdg(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["xdg-settings", *args], env=env, capture_output=True, text=True, timeout=5
+        )
+
+    for scheme in ("tel", "mailto", "zoommtg"):
+        check = xdg("check", "default-url-scheme-handler", scheme, "chromium.desktop")
+        assert (check.returncode, check.stdout.strip()) == (0, "yes")
+    assert xdg("set", "default-web-browser", "other.desktop").returncode == 1
+    assert xdg("get", "default-url-scheme-handler", "tel").returncode == 1
+    (folder / "xdg-settings").write_text("#!/bin/sh\necho no\n")
+    pin_protocol_shim(str(tmp_path))  # a changed shim is written again at the next start
+    assert xdg("check", "default-url-scheme-handler", "tel", "x.desktop").stdout.strip() == "yes"
