@@ -44,7 +44,8 @@ venv: .venv/.installed
 .venv/.installed: pyproject.toml constraints.txt
 	@test -x $(PY) || python3 -m venv .venv
 	@$(PY) -m pip install -q --upgrade pip >/dev/null 2>&1 || true
-	@$(PY) -m pip install -q -c constraints.txt -e '.[dev]' 2>&1 | grep -v -i '^warning' || true
+	@$(PY) -m pip install -q -c constraints.txt -e '.[dev]' >.venv/install.log 2>&1 \
+	  || { tail -n 30 .venv/install.log; echo "pip install failed: the whole log is .venv/install.log"; exit 1; }
 	@$(PY) -c "import browser_core, search, gemini, playwright, trafilatura" && touch $@
 
 # The real Gemini CLI for the compatibility test (skipped with a reason if npm is missing).
