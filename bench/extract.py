@@ -211,7 +211,7 @@ class Page:
     drop: tuple[str, ...] = ()  # trafilatura-eval: segments that must not be kept
     precise: str = ""
     recall: str = ""
-    words: int = 0  # the page's body words (art.page_words)
+    words: int = 0  # the page's body words outside links (art.page_words)
     titles: tuple[str, ...] = ()
     dropped: bool = False  # art.dropped_prose: the opening rule may look at this page
     description: str | None = None

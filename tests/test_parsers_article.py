@@ -7,6 +7,7 @@ import gzip
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trafilatura
@@ -24,11 +25,13 @@ from search.parsers.article import (
     drop_code,
     extraction_pass,
     keep_opening,
+    page_words,
 )
 
 AEB = Path(__file__).parent / "fixtures" / "articles" / "scrapinghub-aeb"
 READABILITY = Path(__file__).parent / "fixtures" / "articles" / "readability"
 TRAFILATURA_EVAL = Path(__file__).parent / "fixtures" / "articles" / "trafilatura-eval"
+WCXB = Path(__file__).parent / "fixtures" / "articles" / "wcxb" / "dev"
 sys.path.insert(0, str(Path(__file__).parent.parent / "bench"))
 from extract import block_text, prf, shingle_match  # noqa: E402
 
@@ -224,7 +227,9 @@ def test_the_recall_pass_should_replace_only_a_thin_precision_pass() -> None:
     assert combine("one two three", 15, wider, share=0.2) == "one two three"
     assert calls == []  # ...so it is not run at all
     assert combine("one", 100, lambda: "", share=0.2) == "one"
-    assert combine("", 100, wider, share=0.2) == ""  # nothing found: visible text instead
+    # precision found nothing: the recall pass's text, and "" (the visible text) if neither
+    assert combine("", 100, wider, share=0.2) == wider()
+    assert combine("", 100, lambda: None, share=0.2) == ""
     assert combine("one", 100, wider, share=0.0) == "one"  # share 0: never
 
 
@@ -241,6 +246,60 @@ def test_a_page_whose_article_precision_mode_cuts_is_read_whole() -> None:
     precision, recall, _ = prf(*shingle_match(truth, article.text))
     assert recall > 0.95 and precision > 0.95
     assert "The Xbox One X is the ultimate video game system." in article.text
+
+
+def test_a_page_whose_unclosed_header_holds_the_body_is_read_not_left_empty() -> None:
+    """WCXB's cio.com podcast list (dev 4377): its `<header>` is never closed, so the parsed
+    tree holds the whole page inside it; trafilatura's precision mode and the visible-text
+    fallback (which drops headers) both found nothing and the read came back empty. The
+    balanced pass finds the article, as plain trafilatura does."""
+    html = read(WCXB / "html" / "4377.html.gz")
+    truth = json.loads((WCXB / "ground-truth" / "4377.json").read_text())
+    body = truth["ground_truth"]["main_content"]
+    assert not trafilatura.extract(html, **EXTRACT_OPTIONS)  # precision mode: nothing
+    text = extract_article(html).text
+    precision, recall, _ = prf(*shingle_match(body, text))
+    assert recall > 0.9 and precision > 0.9
+    assert "Darknet Diaries" in text
+
+
+def test_visible_text_should_read_a_body_that_an_unclosed_header_holds() -> None:
+    """Dropping headers and navigation must not leave nothing: on the cio.com page above the
+    last resort gives the body's text without scripts and styles."""
+    text = visible_text(read(WCXB / "html" / "4377.html.gz"))
+    assert "Darknet Diaries" in text and "function(" not in text
+    page = "<body><nav>Home</nav><p>The ferry runs again from Monday.</p><form>Q</form></body>"
+    assert visible_text(page) == "The ferry runs again from Monday."
+
+
+def test_a_short_article_among_link_lists_is_read_with_one_pass(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A page's menus and link lists are words the balanced pass does not read: a precision
+    pass that holds the article (a small share of all the page's words, a large share of
+    those outside links) does not pay for the second pass."""
+    article = " ".join(["The ferry to the island runs again from Monday, the council said."] * 8)
+    links = "".join(
+        f'<li><a href="/s/{i}">Another story about the harbour {i}</a></li>' for i in range(200)
+    )
+    html = (
+        f"<html><head><title>Ferry</title></head><body><nav><ul>{links}</ul></nav>"
+        f"<article><h1>Ferry runs again</h1><p>{article}</p></article><footer><ul>{links}</ul>"
+        "</footer></body></html>"
+    )
+    tree = trafilatura.load_html(html)
+    assert tree is not None
+    assert page_words(tree) < 150 < 0.2 * count_words(tree.find("body").text_content())
+    passes: list[bool] = []
+    real = extraction_pass
+
+    def counted(*args: Any) -> dict[str, Any]:
+        passes.append(args[2]["favor_precision"])
+        return real(*args)
+
+    monkeypatch.setattr("search.parsers.article.extraction_pass", counted)
+    text = extract_article(html).text
+    assert text == article and passes == [True]
 
 
 def test_text_after_an_empty_element_is_kept() -> None:
