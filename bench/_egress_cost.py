@@ -1,7 +1,8 @@
 """What the egress guard costs: goto + content of the same pages in the bench's Chromium
-(behind the guard) and in a second Chromium without it, calls interleaved, medians and ratio,
-printed beside where the time goes (the document's own timing in both tabs, the guard's CPU
-and refusals per page, and `_egress_phases`: one connection step by step).
+(behind the guard) and in a second Chromium without it, calls interleaved, medians and ratio;
+a third Chromium, also without the guard, is the control (two Chromiums with no guard differ
+by that much); printed beside where the time goes (each load's phases in both tabs, the
+guard's CPU and refusals per page, and `_egress_phases`: one connection step by step).
 
 Standalone, in seconds rather than the whole bench's minutes:
 `python -m bench._egress_cost [--rounds 30]`.
@@ -94,16 +95,19 @@ def _load() -> str:
     return f"load average {one:.2f} (1 min) / {five:.2f} (5 min) on {os.cpu_count()} cores"
 
 
-def target_for_load() -> tuple[float, str]:
-    """The target that applies now: idle (1-minute load below the core count, the bench's own
-    Chromium included) or busy."""
-    idle = os.getloadavg()[0] < (os.cpu_count() or 1)
+def target_for_load(load: float | None = None) -> tuple[float, str]:
+    """The target that applies: idle (the 1-minute load before the run below the core count)
+    or busy. The bench's own Chromiums load the machine while it runs, so the load is read
+    before."""
+    idle = (os.getloadavg()[0] if load is None else load) < (os.cpu_count() or 1)
     return (TARGET_IDLE, "idle") if idle else (TARGET_BUSY, "busy")
 
 
 def _measure(pages: list[tuple[Any, Tab]], url: str, rounds: int, warmup: int) -> None:
+    """Load `url` in every page once a round, the order rotated each round."""
     for i in range(warmup + rounds):
-        for page, tab in pages if i % 2 else reversed(pages):
+        turn = i % len(pages)
+        for page, tab in pages[turn:] + pages[:turn]:
             ms, phases = _timed(page, url)
             if i >= warmup:
                 tab.ms.append(ms)
@@ -127,54 +131,76 @@ def ratio_interval(
     return ratios[int(0.05 * draws)], ratios[int(0.95 * draws) - 1]
 
 
-def _workload_lines(name: str, guarded: Tab, bare: Tab, rounds: int, extra: str) -> list[str]:
-    g, u = statistics.median(guarded.ms), statistics.median(bare.ms)
-    low, high = ratio_interval(guarded.ms, bare.ms)
-    target, kind = target_for_load()
+@dataclass
+class Workload:
+    """One page's three tabs: behind the guard, without it, and a second Chromium without it
+    (the control: how far two Chromiums differ with no guard in either)."""
+
+    guarded: Tab = field(default_factory=Tab)
+    bare: Tab = field(default_factory=Tab)
+    control: Tab = field(default_factory=Tab)
+
+
+def _workload_lines(name: str, work: Workload, rounds: int, load: float, extra: str) -> list[str]:
+    g, u = statistics.median(work.guarded.ms), statistics.median(work.bare.ms)
+    low, high = ratio_interval(work.guarded.ms, work.bare.ms)
+    c_low, c_high = ratio_interval(work.control.ms, work.bare.ms)
+    control = statistics.median(work.control.ms) / u
+    target, kind = target_for_load(load)
     verdict = "ok" if g / u <= target else "OVER"
     steps = ", ".join(
-        f"{step} {guarded.nav_median(i):.1f}/{bare.nav_median(i):.1f}"
+        f"{step} {work.guarded.nav_median(i):.1f}/{work.bare.nav_median(i):.1f}"
         for i, step in enumerate(_NAV_NAMES)
     )
     return [
         f"  {name:<6} behind the guard {g:7.0f} ms, without {u:7.0f} ms (medians of "
         f"{rounds}); ratio {g / u:.2f}, 90% interval {low:.2f}-{high:.2f} "
         f"(target for a {kind} machine <= {target:.2f}: {verdict})",
+        f"         control, a second Chromium without the guard against the first: "
+        f"{control:.2f}, 90% interval {c_low:.2f}-{c_high:.2f} (what two Chromiums differ by)",
         f"         phases, guarded/without, ms: {steps}; {extra}",
     ]
 
 
-def egress_cost(floor: Any, bench: Any, rounds: int, warmup: int = 2) -> list[str]:
-    """Lines for the report. `floor` is the bench's bare-Playwright row (its tab is behind the
-    guard); the comparison tab lives in a Chromium started without the guard."""
-    stage = bench.stage
-    guard_log = Path(stage.chrome.user_data_dir) / "egress-guard.log"
-    chrome = launch_chrome(
+def _unguarded(stage: Any, name: str) -> Any:
+    return launch_chrome(
         port=free_port(),
-        user_data_dir=str(stage.tmp / "profile-unguarded"),
+        user_data_dir=str(stage.tmp / name),
         headless=stage.chrome.headless,
         egress=False,
         extra_args=stage.server.chrome_args(),
     )
-    browser = None
+
+
+def egress_cost(floor: Any, bench: Any, rounds: int, warmup: int = 2) -> list[str]:
+    """Lines for the report. `floor` is the bench's bare-Playwright row (its tab is behind the
+    guard); the comparison tab lives in a Chromium started without the guard, and the control
+    tab in a second one."""
+    stage = bench.stage
+    guard_log = Path(stage.chrome.user_data_dir) / "egress-guard.log"
+    load = os.getloadavg()[0]
     lines = [f"  {_load()} before"]
+    chromes = [_unguarded(stage, "profile-unguarded"), _unguarded(stage, "profile-control")]
+    browsers: list[Any] = []
     try:
-        browser = floor._pw.chromium.connect_over_cdp(chrome.endpoint)
-        bare = browser.contexts[0].new_page()
+        browsers = [floor._pw.chromium.connect_over_cdp(c.endpoint) for c in chromes]
+        bare, control = (b.contexts[0].new_page() for b in browsers)
         for work in bench.workloads:
-            guarded, unguarded = Tab(), Tab()
+            tabs = Workload()
             cpu, refused = _guard_cpu_s(stage.chrome.egress_pid), _log_lines(guard_log)
-            _measure([(floor.page, guarded), (bare, unguarded)], floor.url(work), rounds, warmup)
+            pages = [(floor.page, tabs.guarded), (bare, tabs.bare), (control, tabs.control)]
+            _measure(pages, floor.url(work), rounds, warmup)
             loads = warmup + rounds
             cpu_ms = (_guard_cpu_s(stage.chrome.egress_pid) - cpu) * 1000 / loads
             per_page = (_log_lines(guard_log) - refused) / loads
             extra = f"guard CPU {cpu_ms:.1f} ms a page, {per_page:.0f} connections refused a page"
-            lines += _workload_lines(work.name, guarded, unguarded, rounds, extra)
+            lines += _workload_lines(work.name, tabs, rounds, load, extra)
     finally:
-        if browser is not None:
+        for browser in browsers:
             with contextlib.suppress(Exception):
                 browser.close()
-        stop_pid(chrome.pid)
+        for chrome in chromes:
+            stop_pid(chrome.pid)
     lines.append(f"  {_load()} after")
     return lines + breakdown(bench, rounds)
 

@@ -52,6 +52,7 @@ def test_the_bench_smoke_run_prints_the_table_and_the_ratios() -> None:
     for step in (
         "load average",
         "phases",
+        "control, a second Chromium without the guard",
         "DCL to goto's return",
         "SOCKS: accept",
         "relay heavy",
