@@ -228,7 +228,10 @@ class EgressGuard:
         last: BaseException | None = None
         for address, port in targets:
             try:
-                return await asyncio.wait_for(self.connector(address, port), self.connect_timeout_s)
+                async with asyncio.timeout(
+                    self.connect_timeout_s
+                ):  # no extra task, unlike wait_for
+                    return await self.connector(address, port)
             except (OSError, TimeoutError) as exc:
                 last = exc
         raise Refused(f"connection failed ({type(last).__name__})", REP_REFUSED)
@@ -249,7 +252,8 @@ class EgressGuard:
     ) -> None:
         upstream: asyncio.StreamWriter | None = None
         try:
-            host, port = await asyncio.wait_for(_socks_request(reader, writer), 10.0)
+            async with asyncio.timeout(10.0):  # in this task: wait_for would start another
+                host, port = await _socks_request(reader, writer)
             try:
                 targets = await self.decide(host, port)
                 up_reader, upstream = await self._connect(targets)
