@@ -190,6 +190,8 @@ base-image:
 	command -v debootstrap >/dev/null || $(SUDO) apt-get install -y -qq debootstrap >/dev/null; \
 	$(SUDO) deploy/base-image.sh "$$engine" $(BASE_IMAGE)
 
-# Runs the built image as its users do (minutes; not part of `make test`): see README.
-image-test: venv
+# Builds the image (seconds when nothing changed: every layer is cached) and runs it as its
+# users do (minutes; not part of `make test`): see README. Testing a stale image ran today's
+# tests against yesterday's code.
+image-test: venv image
 	@ENGINE="$(ENGINE)" IMAGE="$(IMAGE)" $(PY) -m pytest -q scripts/image_test.py $(ARGS)
