@@ -48,46 +48,39 @@ venv: .venv/.installed
 	  || { tail -n 30 .venv/install.log; echo "pip install failed: the whole log is .venv/install.log"; exit 1; }
 	@$(PY) -c "import browser_core, search, gemini, playwright, trafilatura" && touch $@
 
+# $(call npm_tool,PREFIX,PACKAGES,WHAT): PACKAGES into PREFIX, then the target's stamp; when
+# npm is missing or fails, one warning that WHAT's tests will be skipped (setup goes on).
+define npm_tool
+	@if command -v npm >/dev/null; then \
+	  npm install --silent --no-audit --no-fund --prefix $(1) $(2) >/dev/null 2>&1 \
+	    && touch $@ || echo "warning: could not install $(3); its tests will be skipped"; \
+	else echo "warning: npm not found; the tests of $(3) will be skipped"; fi
+endef
+
 # The real Gemini CLI for the compatibility test (skipped with a reason if npm is missing).
 tools: .tools/.installed .tools/.mcp-installed .tools/.autoconsent-$(AUTOCONSENT_VERSION) \
   .tools/.inspector2-$(INSPECTOR2_VERSION) .tools/.claude-$(CLAUDE_CODE_VERSION)
 .tools/.installed:
-	@if command -v npm >/dev/null; then \
-	  npm install --silent --no-audit --no-fund --prefix .tools @google/gemini-cli@$(GEMINI_CLI_VERSION) >/dev/null 2>&1 \
-	    && touch $@ || echo "warning: could not install @google/gemini-cli; its test will be skipped"; \
-	else echo "warning: npm not found; the real Gemini CLI test will be skipped"; fi
+	$(call npm_tool,.tools,@google/gemini-cli@$(GEMINI_CLI_VERSION),the real Gemini CLI)
 	@if command -v npm >/dev/null; then \
 	  (cd bench && npm install --silent --no-audit --no-fund >/dev/null 2>&1) \
 	    || echo "warning: could not install bench/node_modules; the bench smoke test skips the Node row"; fi
 
 # The MCP clients hosts are built on (TypeScript SDK, Inspector CLI) for the client tests.
 .tools/.mcp-installed:
-	@if command -v npm >/dev/null; then \
-	  npm install --silent --no-audit --no-fund --prefix .tools \
-	    @modelcontextprotocol/sdk@$(MCP_SDK_VERSION) \
-	    @modelcontextprotocol/inspector@$(MCP_INSPECTOR_VERSION) >/dev/null 2>&1 \
-	    && touch $@ || echo "warning: could not install the MCP SDK and Inspector; their client tests will be skipped"; \
-	else echo "warning: npm not found; the MCP client tests (TypeScript SDK, Inspector) will be skipped"; fi
+	$(call npm_tool,.tools,@modelcontextprotocol/sdk@$(MCP_SDK_VERSION) @modelcontextprotocol/inspector@$(MCP_INSPECTOR_VERSION),the TypeScript MCP SDK and Inspector)
 
 # Node 22 from npm and the Inspector 2.x on it (2.x needs Node 22), for its HTTP test: about
 # 20 s and 300 MB in .tools/node22 on a fresh machine.
 tools-inspector2: .tools/.inspector2-$(INSPECTOR2_VERSION)
 .tools/.inspector2-$(INSPECTOR2_VERSION):
-	@if command -v npm >/dev/null; then \
-	  npm install --silent --no-audit --no-fund --prefix .tools/node22 node@22 \
-	    @modelcontextprotocol/inspector@$(INSPECTOR2_VERSION) >/dev/null 2>&1 \
-	    && touch $@ || echo "warning: could not install Node 22 and Inspector 2.x; their test will be skipped"; \
-	else echo "warning: npm not found; the Inspector 2.x test will be skipped"; fi
+	$(call npm_tool,.tools/node22,node@22 @modelcontextprotocol/inspector@$(INSPECTOR2_VERSION),Node 22 and Inspector 2.x)
 
 # Claude Code, whose `claude mcp add` line in docs/mcp.md its test runs (`mcp add` and
 # `mcp list` need no login and no network): about 4 s and 235 MB in .tools/claude.
 tools-claude: .tools/.claude-$(CLAUDE_CODE_VERSION)
 .tools/.claude-$(CLAUDE_CODE_VERSION):
-	@if command -v npm >/dev/null; then \
-	  npm install --silent --no-audit --no-fund --prefix .tools/claude \
-	    @anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION) >/dev/null 2>&1 \
-	    && touch $@ || echo "warning: could not install Claude Code; its test will be skipped"; \
-	else echo "warning: npm not found; the Claude Code test will be skipped"; fi
+	$(call npm_tool,.tools/claude,@anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION),Claude Code)
 
 # DuckDuckGo's consent-banner rules, injected into the broadcast tab (browser_core/stage/_consent.py).
 .tools/.autoconsent-$(AUTOCONSENT_VERSION):

@@ -684,12 +684,6 @@ SCREEN_SWITCHES: tuple[tuple[str, str], ...] = (
 )
 
 
-def _command_line(port: int) -> list[str] | None:
-    """The command line of the local browser process serving CDP on `port` (from /proc)."""
-    found = _browser_process(port)
-    return found[1] if found else None
-
-
 def _browser_process(port: int) -> tuple[int, list[str]] | None:
     """The pid and command line of the local browser process serving CDP on `port`."""
     wanted = f"--remote-debugging-port={port}"

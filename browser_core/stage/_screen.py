@@ -10,16 +10,15 @@ Per page (what a launch switch or profile preference cannot do; those live in `_
   call returns, when no driver is attached to answer, draws nothing; while a driver is
   attached its dialog handler answers whatever slips past (a frame the script missed).
 - External protocols (`mailto:`, `tel:`, an app's scheme), so Chrome does not ask "Open
-  xdg-open?" (nor hand the address to another program). Chrome-wide, a Chrome we start has
-  an `xdg-settings` shim first on its PATH (`_chrome.pin_protocol_shim`). Per page: every
-  document gets a CSP `frame-src` of web schemes (`FRAME_CSP`, from a `<meta>` the init
-  script inserts and removes before the parser starts: the policy stays), so Chrome refuses
-  such a frame however
-  it is made (in the HTML, by `innerHTML`, by a script); `src`/`setAttribute` with such an
-  address are dropped too; every navigation of the page itself to such an address is
-  cancelled in the Navigation API's `navigate` event (`location=`, `location.assign`, a form,
-  a meta refresh, also while the page holds a user gesture from a click); `window.open` of
-  one returns null; clicks on such links do nothing. A page that sets `location` to such a
+  xdg-open?" (nor hand the address to another program). Chrome-wide, a Chrome we start has an
+  `xdg-settings` shim first on its PATH (`_chrome.pin_protocol_shim`). Per page: every
+  document gets a CSP `frame-src` of web schemes (`FRAME_CSP`, from a `<meta>` the init script
+  inserts and removes before the parser starts: the policy stays), so Chrome refuses such a
+  frame however it is made (in the HTML, by `innerHTML`, by a script); `src`/`setAttribute`
+  with such an address are dropped too; every navigation of the page itself to such an address
+  is cancelled in the Navigation API's `navigate` event (`location=`, `location.assign`, a
+  form, a meta refresh, also while the page holds a user gesture from a click); `window.open`
+  of one returns null; clicks on such links do nothing. A page that sets `location` to such a
   scheme while it loads no longer stops its own parsing (which left `goto` waiting out its
   timeout for a DOMContentLoaded that never came). Measured and not used: a CSP header added
   over CDP `Fetch.continueResponse` is ignored by Chrome 156 (and loops with Playwright's own

@@ -1,18 +1,17 @@
 """Page HTML in, main text and metadata out (`Article`), with trafilatura and a plain fallback.
 
-Settings were chosen on three development sets (the scrapinghub article-extraction
-benchmark's development pages, mozilla/readability's test pages and WCXB's dev articles;
-see bench/extract.py): precision favoured, tables kept, comments dropped. Empty elements are
+Settings were chosen on three development sets (the scrapinghub article-extraction benchmark's
+development pages, mozilla/readability's test pages and WCXB's dev articles; see
+bench/extract.py): precision favoured, tables kept, comments dropped. Empty elements are
 removed first with their trailing text kept, because precision mode deletes that text with
-them. When favouring precision cut the article down to a sliver of what trafilatura's
-balanced mode finds (`THIN_SHARE`), or found nothing at all, the balanced text is read
-instead. Two general clean-ups
-follow: the headline (already the article's `title`) is not repeated as the first line, and
-whole lines that are page furniture (share bars, comment counters, newsletter and cookie
-prompts, "Related:" links), in English and the European languages an audience here reads, are
-dropped. When trafilatura finds nothing (a tiny or unusual
-page) the visible body text is returned instead (all of the body's text when even that is
-empty), so a read never comes back empty because of the extractor.
+them. When favouring precision cut the article down to a sliver of what trafilatura's balanced
+mode finds (`THIN_SHARE`), or found nothing at all, the balanced text is read instead. Two
+general clean-ups follow: the headline (already the article's `title`) is not repeated as the
+first line, and whole lines that are page furniture (share bars, comment counters, newsletter
+and cookie prompts, "Related:" links), in English and the European languages an audience here
+reads, are dropped. When trafilatura finds nothing (a tiny or unusual page) the visible body
+text is returned instead (all of the body's text when even that is empty), so a read never
+comes back empty because of the extractor.
 """
 
 from __future__ import annotations
@@ -95,7 +94,6 @@ _INVISIBLE = (
     "form",
     "aside",
 )
-_CODE = ("script", "style", "noscript", "template", "svg")
 _BLANK_LINES = re.compile(r"\n\s*\n+")
 # `<title[^>]*>(.*?)</title\s*>` in three steps: that one pattern restarted its scan to the
 # window's end at every `<title`, so a page of `<title>` repeated took minutes, holding the GIL.
@@ -127,6 +125,7 @@ _DECLARED_LANG = lxml.etree.XPath(
 # extensive search took 1.8 s on a 54 KB page.
 _DATE_OPTIONS: dict[str, Any] = {"original_date": True, "extensive_search": False}
 _NOT_TEXT = ("script", "style", "noscript", "template")
+_CODE = (*_NOT_TEXT, "svg")  # what the visible-text fallback drops when nothing else is left
 
 
 def extract_article(html: str, url: str | None = None, *, max_chars: int | None = None) -> Article:
