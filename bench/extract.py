@@ -218,7 +218,7 @@ class Page:
     language: str = "?"
 
     def passes(self) -> Page:
-        data, self.words, recall = art.extraction_passes(self.html, None, opening=True)
+        data, self.words, recall = art.extraction_passes(self.html, None, opening=True, share=None)
         self.precise = data.get("text") or ""
         self.recall = recall() or ""
         self.titles = art.page_titles(data, self.html)
