@@ -24,6 +24,7 @@ from search.parsers.article import (
     combine,
     drop_code,
     extraction_pass,
+    extraction_passes,
     keep_opening,
     page_words,
 )
@@ -300,6 +301,26 @@ def test_a_short_article_among_link_lists_is_read_with_one_pass(
     monkeypatch.setattr("search.parsers.article.extraction_pass", counted)
     text = extract_article(html).text
     assert text == article and passes == [True]
+
+
+def test_the_links_words_are_counted_only_where_the_precision_pass_is_thin() -> None:
+    """Counting the words outside links costs as much again as counting the body's: where
+    the precision pass holds `THIN_SHARE` of all the body's words the switch keeps it
+    whatever the links hold, so the body's words stand in; a thin pass gets the exact
+    count, and the switch decides as it would with it."""
+    article = " ".join(["The ferry to the island runs again from Monday, the council said."] * 8)
+    for n, thin in ((5, False), (200, True)):
+        links = "".join(f'<li><a href="/s/{i}">Harbour story {i}</a></li>' for i in range(n))
+        html = (
+            f"<html><body><nav><ul>{links}</ul></nav><article><h1>Ferry runs again</h1>"
+            f"<p>{article}</p></article></body></html>"
+        )
+        data, words, recall = extraction_passes(html, None)
+        tree = trafilatura.load_html(html)
+        assert tree is not None
+        exact, body = page_words(tree), count_words(tree.find("body").text_content())
+        assert words == (exact if thin else body) and words >= exact
+        assert combine(data["text"], words, recall) == combine(data["text"], exact, recall)
 
 
 def test_text_after_an_empty_element_is_kept() -> None:
