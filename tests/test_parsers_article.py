@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import trafilatura
 import trafilatura.core
+import trafilatura.external
 import trafilatura.metadata
 
 from search._language import count_words
@@ -262,6 +263,25 @@ def test_a_page_whose_unclosed_header_holds_the_body_is_read_not_left_empty() ->
     precision, recall, _ = prf(*shingle_match(body, text))
     assert recall > 0.9 and precision > 0.9
     assert "Darknet Diaries" in text
+
+
+def test_after_an_empty_precision_pass_readability_is_not_asked_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The precision pass that found nothing on the cio.com page has already compared its
+    result with readability's; the balanced pass after it reads the page without that
+    comparison (fast mode), and reads the same article."""
+    html = read(WCXB / "html" / "4377.html.gz")
+    asked: list[int] = []
+    real = trafilatura.external.try_readability
+
+    def counted(tree: Any) -> Any:
+        asked.append(1)
+        return real(tree)
+
+    monkeypatch.setattr(trafilatura.external, "try_readability", counted)
+    text = extract_article(html).text
+    assert "Darknet Diaries" in text and len(asked) == 1
 
 
 def test_visible_text_should_read_a_body_that_an_unclosed_header_holds() -> None:
