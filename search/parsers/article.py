@@ -196,10 +196,10 @@ def extraction_passes(
             found.append(extraction_pass(tree, url, options).get("text"))
         return found[0]
 
-    body = body_words(tree)
-    if share is not None and precise and count_words(precise) >= share * body:
-        return data, body, recall
-    return data, body - _unread_words(tree), recall
+    words = body_words(tree)
+    if share is None or not precise or count_words(precise) < share * words:
+        words -= _unread_words(tree)  # `page_words`, the body counted once
+    return data, words, recall
 
 
 def dropped_prose(tree: Any, precise: str, first: int = 3) -> bool:
