@@ -453,6 +453,10 @@ def test_a_chinese_page_is_counted_as_text_not_by_its_spaces() -> None:
         ("NHKによると、東京で3日 地震があった。", 16),  # NHK and 3 as words, 14 characters
         ("서울에서 회의가 열렸다", 3),  # Korean is written with spaces
         ("", 0),
+        ("It’s “done” — the café reopened 😀", 7),  # curly quotes, a dash, an emoji
+        ("ｶﾀｶﾅ 豈", 5),  # half-width kana, a compatibility ideograph (EF ...)
+        ("𩸽𠮷", 2),  # characters past U+20000 (F0 ...)
+        ("broken \ud800 surrogate", 3),  # a lone surrogate is counted, not an error
     ],
 )
 def test_words_are_counted_in_every_script(text: str, words: int) -> None:
