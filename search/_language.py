@@ -116,9 +116,7 @@ def count_words(text: str) -> int:
     """Words in `text` in any script: runs between spaces, and each Chinese or Japanese
     character (their punctuation is no word). Every word budget and threshold counts with
     this."""
-    if text.isascii() or not _may_be_unspaced(text):
-        return len(text.split())
-    unspaced = len(_UNSPACED.findall(text))
+    unspaced = len(_UNSPACED.findall(text)) if _may_be_unspaced(text) else 0
     if not unspaced:
         return len(text.split())
     rest = _UNSPACED_PUNCTUATION.sub(" ", _UNSPACED.sub(" ", text))
@@ -128,5 +126,7 @@ def count_words(text: str) -> int:
 def _may_be_unspaced(text: str) -> bool:
     """Whether `text` can hold a character of a script written without spaces (a lone
     surrogate encodes as ED, which starts none of them)."""
+    if text.isascii():  # known without reading the text
+        return False
     raw = text.encode("utf-8", "surrogatepass")
     return any(lead in raw for lead in _UNSPACED_LEADS)
