@@ -3,7 +3,10 @@ in theater mode, the caption) adds to each action's answer, measured two ways on
 own Chromium and pages:
 
 - `waited`: the time the answer itself waited on the stage (its `stage.shown` events; steps
-  run side by side count once, the longest), which the design caps at 100 ms;
+  run side by side count once, the longest), which the design caps at 100 ms; the stage
+  now runs after the answer, so this is the search's mark before it opens a result, or 0;
+- `held`: how long the tab stayed busy with the stage after the answer was handed back
+  (what a next call would wait for at most, capped at `STAGE_HOLD_S`);
 - `with - without`: the action's median with the stage against the same action with the
   stage's calls replaced by no-ops, interleaved (this also counts the background work the
   stage starts, which shares the two cores with the action).
@@ -97,13 +100,14 @@ async def _run(
             order = [(a, arm) for a in ACTIONS for arm in ("with", "without")]
             random.shuffle(order)
             for action, arm in order:
-                await _one(calls, action, arm, out)
+                await _one(driver, calls, action, arm, out)
     finally:
         await driver.close()
     return out
 
 
 async def _one(
+    driver: Driver,
     calls: dict[str, Callable[[], Awaitable[Any]]],
     action: str,
     arm: str,
@@ -111,14 +115,18 @@ async def _one(
 ) -> None:
     if action == "stop":  # stop needs a video on the tab first, untimed
         await calls["play"]()
+        await driver.stage_done()
     switch = stage_off() if arm == "without" else contextlib.nullcontext()
     with switch, capture_logs() as logs:
         started = time.perf_counter()
         await calls[action]()
         elapsed = (time.perf_counter() - started) * 1000
+        await driver.stage_done()
+        held = (time.perf_counter() - started) * 1000 - elapsed
     out.setdefault((action, arm), []).append(elapsed)
     if arm == "with":
         out.setdefault((action, "waited"), []).append(_waited(logs))
+        out.setdefault((action, "held"), []).append(held)
     await asyncio.sleep(0.2)  # what the stage still does in the background settles
 
 
@@ -130,16 +138,18 @@ def stage_cost(stage: Stage, query: str, article: str, rounds: int) -> list[str]
         series = pool.submit(asyncio.run, _run(stage, query, article, rounds)).result()
     lines = [
         f"  {'action':<7} {'waited median':>14} {'p95':>6} {'max':>6}"
-        f" {'with - without (medians)':>26}"
+        f" {'with - without (medians)':>26} {'held after (median)':>20}"
     ]
     for action in ACTIONS:
         waited = sorted(series.get((action, "waited"), [0.0]))
         with_ms = statistics.median(series[(action, "with")])
         without_ms = statistics.median(series[(action, "without")])
         p95 = waited[min(len(waited) - 1, round(0.95 * (len(waited) - 1)))]
+        held = statistics.median(series.get((action, "held"), [0.0]))
         lines.append(
             f"  {action:<7} {statistics.median(waited):>11.1f} ms {p95:>6.1f} {waited[-1]:>6.1f}"
             f" {with_ms - without_ms:>+14.1f} ms ({with_ms:.0f} vs {without_ms:.0f})"
+            f" {held:>14.1f} ms"
         )
     load = os.getloadavg()[0]
     lines.append(

@@ -59,6 +59,8 @@ from .stage._screen import after_op, prepare_page
 
 T = TypeVar("T")
 PageHook = Callable[[Page], Awaitable[None]]
+# What the stage shows after an operation's answer is handed back: `show(page, answer)`.
+Show = Callable[[Page, T], Awaitable[Any]]
 WaitUntil = Literal["commit", "domcontentloaded", "load", "networkidle"]
 log = structlog.get_logger("browser_core.driver")
 
@@ -80,6 +82,9 @@ _STUCK_S = 1.0
 # the connection and stop the driver; the next operation starts a fresh one and reattaches
 # to the same tab (about 0.5-0.8 s, once; see docs/performance.md, "Soak").
 RECYCLE_OPS = 200
+# The longest the stage's work after an answer holds the tab (the next call waits at most
+# this); a mark still unfinished then is made in the background, without the tab.
+STAGE_HOLD_S = 1.5
 _CDP_HINT = "start it with `stream-browser chrome` (or run Chrome with --remote-debugging-port)"
 
 
@@ -168,15 +173,25 @@ class Driver:
         self._closed = False
         self._downloads = 0
         self._replaced: set[str] = set()  # tabs closed as stuck: never adopted again
+        self._after: asyncio.Future[None] | None = None  # the stage's work after an answer
 
     # -- public ---------------------------------------------------------------------------
 
     async def run(
-        self, op: str, fn: Callable[[Page], Awaitable[T]], *, timeout: float | None = None
+        self,
+        op: str,
+        fn: Callable[[Page], Awaitable[T]],
+        *,
+        timeout: float | None = None,
+        show: Show[T] | None = None,
     ) -> T:
         """Run `fn(page)` on the owned tab when it is our turn, within the deadline.
 
-        While Chrome is known to be down this fails at once with `CdpUnreachable`.
+        The answer is handed back as soon as `fn` has it. What the stage does for viewers
+        after it (`show(page, answer)`, then the quiet page and the driver's housekeeping)
+        follows on the same tab, holding it for at most `STAGE_HOLD_S`, so the next call
+        waits at most for what is left of it. While Chrome is known to be down this fails
+        at once with `CdpUnreachable`.
         """
         deadline = Deadline(timeout if timeout is not None else self.settings.op_timeout_s)
         bound = log.bind(op=op)
@@ -193,9 +208,12 @@ class Driver:
                 error=str(exc)[:300],
             )
             raise
+        handed_over = False
         try:
             await self._refuse_if_down(op)
-            result = await self._run_locked(op, fn, deadline)
+            page, result = await self._run_locked(op, fn, deadline)
+            self._after = asyncio.ensure_future(self._after_answer(op, page, result, show))
+            handed_over = True  # the stage's step releases the tab when it is done
         except ProviderError as exc:
             bound.warning(
                 "driver.op_failed",
@@ -205,10 +223,42 @@ class Driver:
             )
             raise
         finally:
-            self._tab_lock.release()
-            self._lock.release()
+            if not handed_over:
+                self._release_turn()
         bound.info("driver.op", elapsed_ms=deadline.elapsed_ms())
         return result
+
+    async def stage_done(self, timeout: float = STAGE_HOLD_S + 1.0) -> None:
+        """Wait (at most `timeout`) until the stage's work after the last answer is done and
+        the tab is free: for a one-shot command before it exits, and for tests that look at
+        the screen."""
+        after = self._after
+        if after is not None and not after.done():
+            await asyncio.wait({after}, timeout=timeout)
+
+    def _release_turn(self) -> None:
+        self._tab_lock.release()
+        self._lock.release()
+
+    async def _after_answer(self, op: str, page: Page, result: Any, show: Show[Any] | None) -> None:
+        """The show after the answer, on the tab still ours: the stage's marks (bounded by
+        `STAGE_HOLD_S`; a step still unfinished then goes on without the tab), the page
+        made quiet, the connection recycled now and then. Never raises."""
+        started = time.perf_counter()
+        try:
+            if show is not None:
+                step = asyncio.ensure_future(show(page, result))
+                done, _ = await asyncio.wait({step}, timeout=STAGE_HOLD_S)
+                if done and not step.cancelled() and step.exception() is not None:
+                    log.info("stage.show_failed", op=op, error=str(step.exception())[:200])
+            await after_op(page, op)  # no sound after the call but the player's (bounded)
+            await self._recycle_now_and_then()
+        except Exception as exc:  # a gone page or Chrome: the next call finds out
+            log.info("driver.after_answer_failed", op=op, error=str(exc)[:200])
+        finally:
+            self._release_turn()
+            held_ms = round((time.perf_counter() - started) * 1000, 1)
+            log.debug("driver.tab_held_after_answer", op=op, held_ms=held_ms)
 
     @property
     def health(self) -> ChromeHealth:
@@ -285,6 +335,7 @@ class Driver:
 
     async def close(self) -> None:
         """Drop the connection (Chrome and its tabs stay up) and stop Playwright."""
+        await self.stage_done()
         await drain_stage(1.0)  # a mark the stage is still making on the tab (one-shot CLI)
         self._closed = True
         self._health.close()
@@ -297,6 +348,7 @@ class Driver:
 
     async def close_owned_tab(self) -> None:
         """Close the tab we opened (used by tests and `stream-browser chrome --stop`)."""
+        await self.stage_done()
         locked = await self._tab_lock.acquire(5.0)
         try:
             page, self._page = self._page, None
@@ -367,13 +419,11 @@ class Driver:
 
     async def _run_locked(
         self, op: str, fn: Callable[[Page], Awaitable[T]], deadline: Deadline
-    ) -> T:
+    ) -> tuple[Page, T]:
         try:
             page = await asyncio.wait_for(self._owned_page(deadline), deadline.remaining())
             result = await asyncio.wait_for(fn(page), deadline.remaining())
-            await after_op(page, op)  # no sound after the call but the player's (bounded)
-            await self._recycle_now_and_then()
-            return result
+            return page, result
         except TimeoutError:
             if self.connected:  # else the time went in attaching: no tab to blame
                 await self._recover_after_timeout()

@@ -200,7 +200,7 @@ class WatchedDriver(Driver):
         self.most = 0
         self.arrived = 0
 
-    async def run(self, op: str, fn: Any, *, timeout: float | None = None) -> Any:
+    async def run(self, op: str, fn: Any, *, timeout: float | None = None, show: Any = None) -> Any:
         self.arrived += 1  # queued (the FIFO lock is taken in arrival order)
 
         async def watched(page: Any) -> Any:
@@ -211,7 +211,15 @@ class WatchedDriver(Driver):
             finally:
                 self.active -= 1
 
-        return await super().run(op, watched, timeout=timeout)
+        async def shown(page: Any, answer: Any) -> Any:  # the stage after the answer, too
+            self.active += 1
+            self.most = max(self.most, self.active)
+            try:
+                return await show(page, answer) if show is not None else None
+            finally:
+                self.active -= 1
+
+        return await super().run(op, watched, timeout=timeout, show=shown)
 
 
 def test_twenty_threads_are_all_answered_in_order_and_never_share_the_tab(

@@ -10,7 +10,8 @@ shown ("this passage", "this result", "this player"); the stage does it.
 - `_fonts`: every script the audience reads renders (Hangul, kana, Han).
 - `_focus`: the screen follows the answer (scroll to and highlight the spoken passage, the
   opened result, the player in theater mode); `_caption`: an optional caption of what the
-  assistant does.
+  assistant does. These run after the answer is handed back, on the tab the driver still
+  holds for them (`Driver.run(..., show=...)`).
 """
 
 from ._caption import caption_for, show_caption
@@ -18,11 +19,13 @@ from ._consent import consent_check, consent_problem, install_consent
 from ._focus import (
     BUDGET_S,
     CAP_S,
+    CONTEXT,
     PASSAGE,
     RESULT,
     bounded,
     drain,
     finish,
+    passage_paragraphs,
     prepare,
     show_neutral,
     show_passage,
@@ -35,6 +38,7 @@ from ._fonts import FontCheck, cached_font_check, check_fonts
 __all__ = [
     "BUDGET_S",
     "CAP_S",
+    "CONTEXT",
     "PASSAGE",
     "RESULT",
     "FontCheck",
@@ -47,6 +51,7 @@ __all__ = [
     "drain",
     "finish",
     "install_consent",
+    "passage_paragraphs",
     "prepare",
     "show_caption",
     "show_neutral",

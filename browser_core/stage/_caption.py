@@ -75,12 +75,18 @@ async def _write(page: Any, text: str) -> Any:
 
 
 async def show_caption(
-    page: Any, action: str, subject: str, settings: Settings, *, budget_s: float = BUDGET_S
+    page: Any,
+    action: str,
+    subject: str,
+    settings: Settings,
+    *,
+    budget_s: float | None = BUDGET_S,
 ) -> Any:
     """Say on screen what the assistant does (only with `SB_CAPTION=true`; else nothing)."""
     if not settings.caption or not subject:
         return None
     step = _write(page, caption_for(action, subject))
-    if budget_s >= CAP_S:  # beside other work (the player's): no answer waits on it
+    # After the answer, or beside other work (the player's): no answer waits on it.
+    if budget_s is None or budget_s >= CAP_S:
         return await bounded("caption", step, budget_s)
     return await on_page("caption", page, step, budget_s)

@@ -17,7 +17,7 @@ import asyncio
 import json
 import time
 import weakref
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Sequence
 from typing import Any
 
 import structlog
@@ -28,9 +28,11 @@ BUDGET_S = 0.1  # the most an answer ever waits for the stage
 CAP_S = 5.0  # what is still unfinished then gives up after this long, in the background
 WORLD = "stream-browser-stage"
 PASSAGE = "stream-browser-passage"
+CONTEXT = "stream-browser-context"
 RESULT = "stream-browser-result"
 STYLE = (
     f"::highlight({PASSAGE}) {{ background-color: rgba(255, 221, 0, 0.55); color: inherit; }}\n"
+    f"::highlight({CONTEXT}) {{ background-color: rgba(255, 221, 0, 0.14); color: inherit; }}\n"
     f"::highlight({RESULT}) {{ background-color: rgba(255, 221, 0, 0.75); color: inherit;"
     " text-decoration: underline 3px rgb(230, 120, 0); }\n"
 )
@@ -71,7 +73,7 @@ const sbRect = (range) => {
 """
 
 _PASSAGE_JS = (
-    r"""async ({paragraphs, name, maxNodes, maxMs, capMs}) => {
+    r"""async ({paragraphs, best, name, context, maxNodes, maxMs, capMs}) => {
 """
     + _SCROLL_JS
     + r"""
@@ -97,9 +99,10 @@ _PASSAGE_JS = (
     }
     flat += kept;
   }
-  const ranges = [];
+  const ranges = [], light = [];
   let cursor = 0;
-  for (const para of paragraphs) {
+  for (let k = 0; k < paragraphs.length; k++) {
+    const para = paragraphs[k];
     if (performance.now() - t0 > maxMs) break;
     const needle = para.replace(/\s+/g, '');
     if (needle.length < 2) continue;
@@ -115,14 +118,16 @@ _PASSAGE_JS = (
     const range = new Range();
     range.setStart(nodes[mapNode[at]], mapOff[at]);
     range.setEnd(nodes[mapNode[end - 1]], mapOff[end - 1] + 1);
-    ranges.push(range);
+    (k === best ? ranges : light).push(range);
     cursor = end;
   }
-  if (!ranges.length) return {found: 0, why: 'no paragraph matched', nodes: nodes.length};
+  if (light.length) CSS.highlights.set(context, new Highlight(...light));
+  if (!ranges.length) return {found: 0, light: light.length, why: 'the passage did not match',
+                              nodes: nodes.length};
   CSS.highlights.set(name, new Highlight(...ranges));
   sbScrollTo(ranges[0]);
-  return {found: ranges.length, of: paragraphs.length, rect: sbRect(ranges[0]),
-          ms: Math.round(performance.now() - t0)};
+  return {found: ranges.length, light: light.length, of: paragraphs.length,
+          rect: sbRect(ranges[0]), ms: Math.round(performance.now() - t0)};
 }"""
 )
 
@@ -284,17 +289,26 @@ async def drain(timeout: float = 1.0) -> int:
 
 
 async def finish(
-    what: str, task: asyncio.Future[Any], budget_s: float = BUDGET_S, *, since: float = 0.0
+    what: str,
+    task: asyncio.Future[Any],
+    budget_s: float = BUDGET_S,
+    *,
+    since: float = 0.0,
+    after: bool = False,
 ) -> Any:
     """Wait at most `budget_s` more for a started step; its value, or None when it is late
     (it keeps going in the background and may still show its mark) or failed. Logs
-    `stage.shown` with the time the answer waited for it (counted from `since`, if given)."""
+    `stage.shown` with the time the answer waited for it (counted from `since`, if given),
+    or `stage.after` with the time the step took when it ran after the answer."""
     started = since or time.perf_counter()
     done, _ = await asyncio.wait({task}, timeout=budget_s)
     waited_ms = round((time.perf_counter() - started) * 1000, 1)
     value = None
     if done and not task.cancelled() and task.exception() is None:
         value = task.result()
+    if after:  # no answer waits on it: the tab is held for it (see Driver.run)
+        log.info("stage.after", what=what, took_ms=waited_ms, late=not done, ok=value is not None)
+        return value
     # A step given the whole cap runs beside other work (the player while playback is
     # confirmed): no answer waits on it, so it is not reported as a wait.
     event = "stage.background" if budget_s >= CAP_S else "stage.shown"
@@ -302,15 +316,23 @@ async def finish(
     return value
 
 
-async def bounded(what: str, step: Awaitable[Any], budget_s: float = BUDGET_S) -> Any:
-    """`step` started and waited for at most `budget_s` (see `finish`)."""
+async def bounded(what: str, step: Awaitable[Any], budget_s: float | None = BUDGET_S) -> Any:
+    """`step` started and waited for at most `budget_s` (see `finish`); `None`: after the
+    answer, waited for until it is done (capped at `CAP_S`)."""
+    if budget_s is None:
+        return await finish(what, start(step), CAP_S, after=True)
     return await finish(what, start(step), budget_s)
 
 
-async def on_page(what: str, page: Any, step: Awaitable[Any], budget_s: float = BUDGET_S) -> Any:
+async def on_page(
+    what: str, page: Any, step: Awaitable[Any], budget_s: float | None = BUDGET_S
+) -> Any:
     """Like `bounded`, but no wait at all while the document is still being parsed: the
     answer is ready before the page is (it was read from the response), and the mark lands
-    when the page has its DOM, in the background."""
+    when the page has its DOM, in the background. After the answer (`budget_s=None`) the
+    step is waited for, its DOM included."""
+    if budget_s is None:
+        return await bounded(what, step, None)
     started = time.perf_counter()
     task = start(step)
     try:
@@ -401,18 +423,26 @@ def passage_paragraphs(text: str, limit: int = MAX_PARAGRAPHS) -> list[str]:
 
 
 async def show_passage(
-    page: Any, text: str, *, prepared: Prepared | None = None, budget_s: float = BUDGET_S
+    page: Any,
+    passages: Sequence[str],
+    best: int = 0,
+    *,
+    prepared: Prepared | None = None,
+    budget_s: float | None = BUDGET_S,
 ) -> Any:
-    """Highlight the paragraphs of `text` where they are on the page; scroll to the first.
+    """Highlight `passages[best]` where it is on the page and scroll to it; the other
+    passages (the rest of what the envelope carries, in page order) are marked lightly.
 
-    Returns what was found (`found`, `rect` of the first paragraph) or None (late, failed,
+    Returns what was found (`found`, `rect` of the best passage) or None (late, failed,
     or nothing to show)."""
-    paragraphs = passage_paragraphs(text)
-    if not paragraphs:
+    texts = [" ".join(p.split()) for p in passages[:MAX_PARAGRAPHS]]
+    if not any(texts) or not 0 <= best < len(texts):
         return None
     arg = {
-        "paragraphs": paragraphs,
+        "paragraphs": texts,
+        "best": best,
         "name": PASSAGE,
+        "context": CONTEXT,
         "maxNodes": MAX_NODES,
         "maxMs": MATCH_MS,
         "capMs": int(CAP_S * 1000),
@@ -421,7 +451,7 @@ async def show_passage(
 
 
 async def show_result(
-    page: Any, url: str, *, prepared: Prepared | None = None, budget_s: float = BUDGET_S
+    page: Any, url: str, *, prepared: Prepared | None = None, budget_s: float | None = BUDGET_S
 ) -> Any:
     """Mark the search result that links to `url` on the results page, and scroll to it."""
     arg = {"url": url, "name": RESULT, "capMs": int(CAP_S * 1000)}
@@ -462,7 +492,7 @@ def run_all(*steps: Awaitable[Any]) -> Awaitable[list[Any]]:
     return asyncio.gather(*steps)
 
 
-async def show_neutral(page: Any, *, budget_s: float = BUDGET_S) -> Any:
+async def show_neutral(page: Any, *, budget_s: float | None = BUDGET_S) -> Any:
     """After `stop`: wait (at most `budget_s`) until the blank page is painted, so the
     screen no longer holds the video's last frame (Chromium keeps a left page's last frame
     on screen until the next one paints)."""

@@ -27,7 +27,7 @@ from browser_core import (
     Source,
     trim_heap,
 )
-from browser_core.stage import prepare, show_caption, show_result
+from browser_core.stage import BUDGET_S, prepare, show_caption, show_result
 from search._language import google_locale
 from search._types import Request
 from search.parsers._models import SerpPage
@@ -127,12 +127,15 @@ async def _load_serp(driver: Driver, page: Any, url: str, settings: Settings) ->
     return serp
 
 
-async def show_serp(page: Any, serp: SerpPage, query: str, settings: Settings) -> None:
+async def show_serp(
+    page: Any, serp: SerpPage, query: str, settings: Settings, *, budget_s: float | None = None
+) -> None:
     """The screen follows the answer: the results page stays in view with the result the
     answer leads with (and a read of the top results opens next) marked, and the caption
-    says what was searched; the answer waits 100 ms for it at most."""
+    says what was searched. Runs after the answer (`budget_s=None`), or within `budget_s`."""
     await asyncio.gather(
-        show_result(page, serp.results[0].url), show_caption(page, "search", query, settings)
+        show_result(page, serp.results[0].url, budget_s=budget_s),
+        show_caption(page, "search", query, settings, budget_s=budget_s),
     )
 
 
@@ -149,19 +152,26 @@ async def google_search(
 
     async def op(page: Any) -> tuple[SerpPage, list[PageRead]]:
         serp = await _load_serp(driver, page, url, settings)
-        if serp.results and not serp.blocked:
-            await show_serp(page, serp, query, settings)
-        reads = []
+        reads: list[PageRead] = []
+        if not (serp.results and not serp.blocked and read_top):
+            return serp, reads
+        # Viewers see the result marked before it opens (100 ms at most).
+        await show_serp(page, serp, query, settings, budget_s=BUDGET_S)
         for result in serp.results[:read_top]:
             try:
                 reads.append(await read_in_page(driver, page, result.url, settings))
             except Exception as exc:
                 log.info("google.read_top_failed", url=result.url[:200], error=str(exc)[:200])
-        if reads:  # the tab shows the last page read: its passage, like a read's
-            await show_read(page, reads[-1], settings)
         return serp, reads
 
-    return await driver.run("google.search", op, timeout=timeout)
+    async def show(page: Any, found: tuple[SerpPage, list[PageRead]]) -> None:
+        serp, reads = found
+        if reads:  # the tab shows the last page read: its passage, like a read's
+            await show_read(page, reads[-1], settings)
+        elif serp.results and not serp.blocked and not read_top:
+            await show_serp(page, serp, query, settings)
+
+    return await driver.run("google.search", op, timeout=timeout, show=show)
 
 
 def render_serp(serp: SerpPage, reads: list[PageRead], max_results: int) -> str:

@@ -31,7 +31,7 @@ from browser_core import (
     is_allowed,
     trim_heap,
 )
-from browser_core.stage import prepare, show_caption, show_passage
+from browser_core.stage import passage_paragraphs, prepare, show_caption, show_passage
 from search._language import count_words
 from search._types import Request
 from search.parsers.google import detect_interstitial
@@ -175,20 +175,25 @@ async def read_page(
     url = await driver.check(url)
 
     async def op(page: Any) -> PageRead:
-        read = await read_in_page(driver, page, url, settings, checked=True)
+        return await read_in_page(driver, page, url, settings, checked=True)
+
+    async def show(page: Any, read: PageRead) -> None:
         await show_read(page, read, settings)
-        return read
 
-    return await driver.run("read", op, timeout=timeout)
+    return await driver.run("read", op, timeout=timeout, show=show)
 
 
-async def show_read(page: Any, read: PageRead, settings: Settings) -> None:
-    """The screen follows the answer: the passage the envelope carries highlighted and
-    scrolled to, the caption naming the site; the answer waits 100 ms for it at most."""
+async def show_read(
+    page: Any, read: PageRead, settings: Settings, *, budget_s: float | None = None
+) -> None:
+    """The screen follows the answer: the passage the answer comes from highlighted and
+    scrolled to (the rest of what the envelope carries marked lightly), the caption naming
+    the site. Runs after the answer is handed back (`budget_s=None`), or within `budget_s`."""
     if read.outcome != "ok" or read.blocked:
         return
     await asyncio.gather(
-        show_passage(page, read.text), show_caption(page, "read", read.final_url, settings)
+        show_passage(page, passage_paragraphs(read.text), 0, budget_s=budget_s),
+        show_caption(page, "read", read.final_url, settings, budget_s=budget_s),
     )
 
 

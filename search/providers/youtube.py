@@ -184,8 +184,15 @@ async def _confirm(
 
 
 async def play_in_page(
-    driver: Driver, page: Any, target: str, settings: Settings, confirm_s: float = 8.0
+    driver: Driver,
+    page: Any,
+    target: str,
+    settings: Settings,
+    confirm_s: float = 8.0,
+    staged: list[asyncio.Future[Any]] | None = None,
 ) -> PlayStatus:
+    """Play on `page`. The player's stage (theater mode, caption) starts as soon as the video
+    plays; with `staged` it is handed over for after the answer, else waited for 100 ms."""
     video_id = video_id_from_url(target)
     found: YoutubeVideo | None = None
     if video_id is None:
@@ -220,7 +227,9 @@ async def play_in_page(
             stage = start(_show_playing(page, target, settings))
 
     state, skipped, advanced = await _confirm(page, confirm_s, on_play)
-    if stage is not None:  # begun while playback was confirmed: at most 100 ms more
+    if stage is not None and staged is not None:  # the driver waits for it after the answer
+        staged.append(stage)
+    elif stage is not None:  # begun while playback was confirmed: at most 100 ms more
         await finish("player", stage)
     return status.model_copy(
         update={
@@ -238,12 +247,17 @@ async def play(
     """Play a YouTube URL or the first real video for a query on the broadcast tab."""
     budget = timeout or settings.op_timeout_s
 
-    async def op(page: Any) -> PlayStatus:
-        return await play_in_page(
-            driver, page, target, settings, confirm_s=max(2.0, min(8.0, budget / 2))
-        )
+    staged: list[asyncio.Future[Any]] = []
 
-    return await driver.run("youtube.play", op, timeout=budget)
+    async def op(page: Any) -> PlayStatus:
+        confirm_s = max(2.0, min(8.0, budget / 2))
+        return await play_in_page(driver, page, target, settings, confirm_s, staged)
+
+    async def show(page: Any, status: PlayStatus) -> None:
+        for step in staged:  # begun while playback was confirmed
+            await finish("player", step, CAP_S, after=True)
+
+    return await driver.run("youtube.play", op, timeout=budget, show=show)
 
 
 async def control(
@@ -254,7 +268,6 @@ async def control(
     async def op(page: Any) -> PlayStatus:
         if command == "stop":
             await page.goto(NEUTRAL_URL)
-            await show_neutral(page)
             return PlayStatus()
         video_id = video_id_from_url(page.url)
         if command in ("pause", "resume") and video_id:
@@ -269,7 +282,11 @@ async def control(
             )
         return await _status_in(page)
 
-    return await driver.run(f"youtube.{command}", op, timeout=timeout or 10.0)
+    async def show(page: Any, status: PlayStatus) -> None:
+        if command == "stop":  # the video's last frame gives way to the blank page
+            await show_neutral(page, budget_s=None)
+
+    return await driver.run(f"youtube.{command}", op, timeout=timeout or 10.0, show=show)
 
 
 async def _status_in(page: Any) -> PlayStatus:
