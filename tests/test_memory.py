@@ -58,6 +58,7 @@ def test_the_driver_reattaches_every_recycle_ops_and_keeps_its_tab(
     tab = drv._target_id
     assert drv.connected
     sync_driver.run("visit", visit)  # the third operation recycles the connection after it
+    sync_driver.call(drv.stage_done(), 10)  # after its answer, while the tab is still held
     assert not drv.connected and drv._pw is None  # the Playwright driver process is stopped
     assert sync_driver.run("visit", visit) == "still here"
     assert drv.connected and drv._target_id == tab
