@@ -39,21 +39,25 @@ from browser_core.testing import free_port  # noqa: E402
 from search.recordings import load_case, run_action  # noqa: E402
 
 RECORDINGS = ROOT / "tests" / "recordings"
+# (action, recording, question): the read asks what the brain would, so the highlighted
+# passage is the one that answers it, far below the article's opening.
 ACTIONS = (
-    ("search", "google-crow-names-en"),
-    ("read", "article-slashgear-vw-id-space-vizzion"),
-    ("play", "youtube-play-first-result-ru"),
+    ("search", "google-crow-names-en", None),
+    ("read", "article-slashgear-vw-id-space-vizzion", "How many cubic feet is the trunk?"),
+    ("play", "youtube-play-first-result-ru", None),
 )
 SETTLED_S = 1.0  # the smooth scroll's last stretch and the marks' colour
 
 
-async def replay(action: str, case_name: str, base: Settings) -> tuple[bool, str]:
+async def replay(
+    action: str, case_name: str, base: Settings, question: str | None = None
+) -> tuple[bool, str]:
     """Run one recorded action on the owned tab; whether it answered, and a short note."""
     case = load_case(RECORDINGS / case_name)
     settings = case.settings_for(base)
     driver = Driver(settings, page_hooks=(replay_hook(str(case.har)),))
     try:
-        outcome = await run_action(driver, action, case.arg, settings)
+        outcome = await run_action(driver, action, case.arg, settings, question=question)
         await drain(2.0)  # what the stage still does after the answer, before the loop ends
     finally:
         await driver.close()
@@ -99,7 +103,7 @@ def run(out: Path, caption: bool) -> int:
     failed = 0
     try:
         steps: list[tuple[str, Any]] = [
-            (action, replay(action, case, base)) for action, case in ACTIONS
+            (action, replay(action, case, base, question)) for action, case, question in ACTIONS
         ]
         steps.append(("stop", stop(base)))
         for number, (name, step) in enumerate(steps, 1):

@@ -44,6 +44,7 @@ _TOML_KEYS: dict[str, str] = {
     "google.gl": "google_gl",
     "google.udm14": "google_udm14",
     "google.consent": "google_consent",
+    "google.search_read": "search_read",
 }
 
 # What each variable accepts, for one-line error messages.
@@ -129,6 +130,10 @@ class Settings(BaseSettings):
     google_consent: Literal["reject", "accept"] = Field(
         default="reject", validation_alias="SB_GOOGLE_CONSENT"
     )
+    # "auto": a search whose results page holds no direct answer (answer box, featured
+    # snippet, knowledge panel) opens its top result on the stream and adds the passages
+    # that answer the query; "never": the results page alone.
+    search_read: Literal["auto", "never"] = Field(default="auto", validation_alias="SB_SEARCH_READ")
     # Consent banners on the broadcast screen (browser_core/stage/_consent.py); unset: follow
     # SB_GOOGLE_CONSENT. "off" leaves them on screen.
     consent: Literal["reject", "accept", "off"] | None = Field(
@@ -244,7 +249,9 @@ class Settings(BaseSettings):
     def _empty_key_is_none(cls, value: Any) -> Any:
         return None if isinstance(value, str) and not value.strip() else value
 
-    @field_validator("gemini_auth", "google_consent", "log_level", "log_format", mode="before")
+    @field_validator(
+        "gemini_auth", "google_consent", "search_read", "log_level", "log_format", mode="before"
+    )
     @classmethod
     def _lower(cls, value: Any) -> Any:
         return value.strip().lower() if isinstance(value, str) else value

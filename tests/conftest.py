@@ -97,6 +97,9 @@ def make_settings(chrome: ChromeProcess | None, tmp: Path, **extra: Any) -> Sett
         "op_timeout_s": 15,
         "nav_timeout_s": 10,
         "gemini_cli": str(tmp / "no-gemini-here"),
+        # Tests of the results page itself; the search that reads its top result
+        # (SB_SEARCH_READ=auto, the default) has tests of its own.
+        "search_read": "never",
     }
     values.update(extra)
     return build_settings(**values)

@@ -186,6 +186,27 @@ def test_a_read_answers_first_then_highlights_the_passage_in_view_with_the_dom_u
     assert highlight_pixels(display.grab()) > 1000
 
 
+def test_a_read_with_a_question_highlights_the_passage_that_answers_it_not_the_opening(
+    drv: SyncDriver, http: LocalServer, stage_settings: Settings, display: Display
+) -> None:
+    answer = "The ferry to the lighthouse island was replaced by a bridge in 1931."
+    paragraphs = [*PARAGRAPHS * 6, answer, *PARAGRAPHS[:4]]
+    html = ARTICLE.replace(
+        "".join(f"<p>{p}</p>" for p in PARAGRAPHS), "".join(f"<p>{p}</p>" for p in paragraphs)
+    )
+    url = http.route("/tides-long", Reply(html))
+    question = "When was the ferry to the lighthouse island replaced by a bridge?"
+    read = drv.call(read_page(drv.driver, url, stage_settings, question=question), 30)
+    view, light = seen(drv), seen(drv, CONTEXT)
+    assert answer in read.text and read.shown[read.shown_best] == answer
+    assert view["ranges"] == 1 and view["first"] == answer  # the answer, strongly
+    assert inside(view["rect"], view["vw"], view["vh"]), view  # scrolled into view
+    assert view["scrollY"] > 3 * view["vh"], "the answer is far below the opening"
+    assert light["ranges"] >= 1 and light["first"] != answer  # the rest, lightly
+    time.sleep(0.6)
+    assert highlight_pixels(display.grab()) > 1000
+
+
 def test_a_real_article_is_highlighted_from_its_first_paragraph(
     drv: SyncDriver, http: LocalServer, stage_settings: Settings
 ) -> None:

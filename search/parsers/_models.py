@@ -43,6 +43,8 @@ class SerpPage(BaseModel):
     top_stories: list[SerpItem] = Field(default_factory=list)
     videos: list[SerpItem] = Field(default_factory=list)
     blocked: str | None = None
+    # Why the search did not read its top result (SB_SEARCH_READ=auto): no time left, say.
+    read_skipped: str | None = None
 
 
 class YoutubeVideo(BaseModel):

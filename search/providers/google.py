@@ -9,9 +9,10 @@ The captcha is never solved: it is reported as `blocked="captcha"` so routing fa
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 from typing import Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import unquote, urlencode, urlsplit
 
 import structlog
 from playwright.async_api import Error as PlaywrightError
@@ -30,12 +31,17 @@ from browser_core import (
 from browser_core.stage import BUDGET_S, prepare, show_caption, show_result
 from search._language import google_locale
 from search._types import Request
-from search.parsers._models import SerpPage
+from search.parsers._models import SerpPage, SerpResult
 from search.parsers.google import parse_serp
 from search.providers.read import PageRead, read_in_page, show_read
 
 log = structlog.get_logger(__name__)
 
+# A read of a result gets what is left of the call's deadline less this reserve (for the
+# envelope, and for Gemini's fallback when nothing answers), and is not begun with less
+# than READ_MIN_S.
+READ_RESERVE_S = 1.5
+READ_MIN_S = 1.0
 _RESULTS_URL = re.compile(r"^https://(www\.)?google\.[a-z.]+/search")
 # The "Reject all" form of the consent page carries set_eom=true; "Accept all" set_eom=false.
 _CONSENT_BUTTON = {
@@ -139,6 +145,23 @@ async def show_serp(
     )
 
 
+def direct_answer(serp: SerpPage) -> bool:
+    """Whether the results page answers by itself (answer box, featured snippet, panel)."""
+    return bool(serp.answer or serp.knowledge_panel)
+
+
+def read_hints(result: SerpResult) -> list[str]:
+    """What Google chose from the page for this query: the snippet, and the text of the
+    result's `#:~:text=` fragment (the passage it scrolls to), to find it in the page."""
+    hints = [result.snippet] if result.snippet else []
+    fragment = urlsplit(result.url).fragment
+    if fragment.startswith(":~:text="):
+        for part in fragment.removeprefix(":~:text=").split("&text="):
+            words = [unquote(piece) for piece in part.split(",") if not piece.endswith("-")]
+            hints.append(" ".join(w for w in words if not w.startswith("-")))
+    return hints
+
+
 async def google_search(
     driver: Driver,
     query: str,
@@ -147,31 +170,77 @@ async def google_search(
     read_top: int = 0,
     timeout: float | None = None,
 ) -> tuple[SerpPage, list[PageRead]]:
-    """Search Google on the owned tab; optionally read the top `read_top` results."""
+    """Search Google on the owned tab; read the top `read_top` results, or (with
+    `SB_SEARCH_READ=auto`, the default) the top one when the page holds no direct answer.
+    A read is given what is left of the call's deadline less a reserve, and is dropped (the
+    results page answers alone, `data.read_skipped` says why) when it cannot finish in it."""
     url = search_url(query, settings)
+    deadline = Deadline(timeout if timeout is not None else settings.op_timeout_s)
 
     async def op(page: Any) -> tuple[SerpPage, list[PageRead]]:
         serp = await _load_serp(driver, page, url, settings)
-        reads: list[PageRead] = []
-        if not (serp.results and not serp.blocked and read_top):
-            return serp, reads
+        wanted = _to_read(serp, read_top, settings)
+        if not wanted:
+            return serp, []
         # Viewers see the result marked before it opens (100 ms at most).
         await show_serp(page, serp, query, settings, budget_s=BUDGET_S)
-        for result in serp.results[:read_top]:
-            try:
-                reads.append(await read_in_page(driver, page, result.url, settings))
-            except Exception as exc:
-                log.info("google.read_top_failed", url=result.url[:200], error=str(exc)[:200])
-        return serp, reads
+        auto = not read_top
+        return serp, await _read_results(
+            driver, page, serp, wanted, query, settings, deadline, auto
+        )
 
     async def show(page: Any, found: tuple[SerpPage, list[PageRead]]) -> None:
         serp, reads = found
         if reads:  # the tab shows the last page read: its passage, like a read's
             await show_read(page, reads[-1], settings)
-        elif serp.results and not serp.blocked and not read_top:
+        elif serp.results and not serp.blocked and _RESULTS_URL.match(page.url):
             await show_serp(page, serp, query, settings)
 
-    return await driver.run("google.search", op, timeout=timeout, show=show)
+    return await driver.run("google.search", op, timeout=deadline.remaining(), show=show)
+
+
+def _to_read(serp: SerpPage, read_top: int, settings: Settings) -> int:
+    """How many of the top results to open: as asked, or one when nothing answers directly."""
+    if serp.blocked or not serp.results:
+        return 0
+    if read_top:
+        return read_top
+    return 1 if settings.search_read == "auto" and not direct_answer(serp) else 0
+
+
+async def _read_results(
+    driver: Driver,
+    page: Any,
+    serp: SerpPage,
+    wanted: int,
+    query: str,
+    settings: Settings,
+    deadline: Deadline,
+    auto: bool,
+) -> list[PageRead]:
+    reads: list[PageRead] = []
+    for result in serp.results[:wanted]:
+        share = deadline.remaining() - READ_RESERVE_S
+        if share < READ_MIN_S:
+            serp.read_skipped = "no time left in the call's deadline to read the top result"
+            break
+        step = read_in_page(
+            driver, page, result.url, settings, question=query, hints=read_hints(result)
+        )
+        try:
+            reads.append(await asyncio.wait_for(step, share))
+        except TimeoutError:
+            serp.read_skipped = f"the top result could not be read within {share:.1f} s"
+            log.info("google.read_top_late", url=result.url[:200], share_s=round(share, 1))
+            break
+        except Exception as exc:
+            log.info("google.read_top_failed", url=result.url[:200], error=str(exc)[:200])
+    if auto:  # only a page that answers joins the envelope
+        reads = [r for r in reads if r.outcome == "ok" and not r.blocked]
+    if not reads and not _RESULTS_URL.match(page.url):  # back to the results, not an error page
+        with contextlib.suppress(PlaywrightError, TimeoutError):
+            await asyncio.wait_for(page.go_back(wait_until="commit"), 2.0)
+    return reads
 
 
 def render_serp(serp: SerpPage, reads: list[PageRead], max_results: int) -> str:
@@ -195,6 +264,8 @@ def render_serp(serp: SerpPage, reads: list[PageRead], max_results: int) -> str:
         lines.append("Top stories: " + "; ".join(s.title for s in serp.top_stories[:3]))
     for read in reads:
         lines.append(f"\nFrom {read.title or read.final_url} ({read.final_url}):\n{read.text}")
+    if serp.read_skipped:
+        lines.append(f"(The top result was not read: {serp.read_skipped}.)")
     return "\n".join(lines) if lines else "Google found no results."
 
 

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Sequence
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from playwright.async_api import Error as PlaywrightError
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from browser_core import (
     Answer,
@@ -33,6 +34,7 @@ from browser_core import (
 )
 from browser_core.stage import passage_paragraphs, prepare, show_caption, show_passage
 from search._language import count_words
+from search._passages import GAP, select
 from search._types import Request
 from search.parsers.google import detect_interstitial
 
@@ -49,8 +51,19 @@ _DOCUMENT_STATUS = (
 )
 
 
+class KeptPassage(BaseModel):
+    """A passage a read kept for its question: offsets in the whole text, BM25 score."""
+
+    start: int
+    end: int
+    score: float
+    lead: bool = False  # the page's opening sentences, kept for orientation
+    best: bool = False  # the passage the answer most likely comes from (highlighted)
+
+
 class PageRead(BaseModel):
-    """What a page read found. `text` is cut to the budget when `truncated`."""
+    """What a page read found. `text` is cut to the budget when `truncated`: for a read with
+    a question, the passages that answer it (`passages`, `focused`), else the opening."""
 
     url: str
     final_url: str
@@ -66,16 +79,30 @@ class PageRead(BaseModel):
     text_chars: int = 0  # length of the whole text, before the SB_READ_MAX_CHARS cut
     truncated: bool = False
     blocked: str | None = None  # "consent" or "captcha": a wall, not the page asked for
+    focused: bool = False  # `text` holds the passages chosen for the question, gaps marked
+    passages: list[KeptPassage] = Field(default_factory=list)
+    # What the stage shows: the kept passages' texts in page order, and the best one's index.
+    shown: list[str] = Field(default_factory=list, exclude=True)
+    shown_best: int = Field(default=0, exclude=True)
 
 
 async def read_in_page(
-    driver: Driver, page: Any, url: str, settings: Settings, *, checked: bool = False
+    driver: Driver,
+    page: Any,
+    url: str,
+    settings: Settings,
+    *,
+    checked: bool = False,
+    question: str | None = None,
+    hints: Sequence[str] = (),
 ) -> PageRead:
     """Read `url` in `page` (the caller holds the tab); `checked`: the policy already ran.
 
     The text is extracted from the HTTP response body as soon as it has arrived, while the
     page keeps rendering for viewers; only a page with too little text there (rendered by
-    script) is read again from the DOM after it settles.
+    script) is read again from the DOM after it settles. With a `question` (and `hints`:
+    the passage a search showed for the page), a text longer than the budget is cut to the
+    passages that answer it (`search._passages`), not to its opening.
     """
     nav = await driver.navigate(page, url, check=not checked, wait_until="commit")
     if nav.download:
@@ -116,11 +143,37 @@ async def read_in_page(
         author=article.author,
         date=article.date,
         language=article.language,
-        text=text[:budget],
         word_count=count_words(text),
         text_chars=len(text),
         truncated=len(text) > budget,
+        **_kept(text, question, budget, hints),
     )
+
+
+def _kept(text: str, question: str | None, budget: int, hints: Sequence[str]) -> dict[str, Any]:
+    """The text the envelope carries, and what the stage shows of it."""
+    chosen = select(text, question, budget, hints=hints)
+    best = chosen.best
+    if not chosen.focused:  # the opening from its top; or the whole text, where it answers
+        shown = [best.text(text)] if best else passage_paragraphs(chosen.text)
+        return {"text": chosen.text, "shown": shown, "shown_best": 0}
+    kept = [
+        KeptPassage(
+            start=p.start,
+            end=p.end,
+            score=round(p.score, 3),
+            lead=p is chosen.lead,
+            best=p is best,
+        )
+        for p in chosen.passages
+    ]
+    return {
+        "text": chosen.text,
+        "focused": True,
+        "passages": kept,
+        "shown": [p.text(text) for p in chosen.passages],
+        "shown_best": next((i for i, p in enumerate(kept) if p.best), 0),
+    }
 
 
 async def _followed(page: Any, committed: str, settings: Settings) -> str:
@@ -166,16 +219,22 @@ def _wall(html: str, url: str) -> str | None:
 
 
 async def read_page(
-    driver: Driver, url: str, settings: Settings, timeout: float | None = None
+    driver: Driver,
+    url: str,
+    settings: Settings,
+    timeout: float | None = None,
+    *,
+    question: str | None = None,
 ) -> PageRead:
-    """Read one page on the owned tab, queued behind other operations.
+    """Read one page on the owned tab, queued behind other operations; with a `question`,
+    the passages that answer it.
 
     The navigation policy runs first, so a refused URL never waits for (or needs) Chrome.
     """
     url = await driver.check(url)
 
     async def op(page: Any) -> PageRead:
-        return await read_in_page(driver, page, url, settings, checked=True)
+        return await read_in_page(driver, page, url, settings, checked=True, question=question)
 
     async def show(page: Any, read: PageRead) -> None:
         await show_read(page, read, settings)
@@ -192,7 +251,7 @@ async def show_read(
     if read.outcome != "ok" or read.blocked:
         return
     await asyncio.gather(
-        show_passage(page, passage_paragraphs(read.text), 0, budget_s=budget_s),
+        show_passage(page, read.shown, read.shown_best, budget_s=budget_s),
         show_caption(page, "read", read.final_url, settings, budget_s=budget_s),
     )
 
@@ -212,7 +271,12 @@ def describe(read: PageRead) -> str:
     if read.outcome == "empty":
         lines.append("The page has no readable text.")
     lines.append(read.text)
-    if read.truncated:
+    if read.focused:
+        lines.append(
+            f"[excerpts for the question: {len(read.text)} of {read.text_chars} characters"
+            f" shown, {GAP} marks what was left out]"
+        )
+    elif read.truncated:
         lines.append(f"[truncated: {len(read.text)} of {read.text_chars} characters shown]")
     return "\n".join(line for line in lines if line)
 
@@ -228,7 +292,10 @@ class ReadProvider:
 
     async def run(self, request: Request, settings: Settings, deadline: Deadline) -> Answer:
         url = request.url or request.query
-        read = await read_page(self.driver, url, settings, timeout=deadline.remaining())
+        question = request.query if request.url and request.query != request.url else None
+        read = await read_page(
+            self.driver, url, settings, timeout=deadline.remaining(), question=question
+        )
         if read.blocked:  # the text would be the wall's, not the page's: never a success
             raise PageBlocked(
                 f"the read of {url[:200]} landed on the site's {read.blocked} page "

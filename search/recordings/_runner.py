@@ -75,10 +75,17 @@ class OfflineGemini:
 
 
 async def run_action(
-    driver: Driver, action: str, arg: str, settings: Settings, *, read_top: int = 0
+    driver: Driver,
+    action: str,
+    arg: str,
+    settings: Settings,
+    *,
+    read_top: int = 0,
+    question: str | None = None,
 ) -> ActionOutcome:
     """Run `search`, `read` or `play` through the tool's registry and routing, on air, with
-    the driver's owned tab; Gemini is `OfflineGemini` (a recording never reaches it)."""
+    the driver's owned tab; Gemini is `OfflineGemini` (a recording never reaches it). A read
+    may carry a `question`, as the brain's do."""
     from search._tool import BrowseTool, default_registry
     from search._types import ToolContext
 
@@ -90,7 +97,7 @@ async def run_action(
     settings = settings.model_copy(update={"gemini_min_s": 0.0})
     tool = BrowseTool(settings, driver=driver, registry=default_registry(driver, OfflineGemini()))
     walk = await tool.arun(
-        arg,
+        question if question and action == "read" else arg,
         action=action,
         url=arg if action == "read" else None,
         ctx=ToolContext(broadcasting=True),

@@ -1,0 +1,162 @@
+"""What the brain gets from a read that carries a question, on a real Chromium: the passages
+that answer it (not the page's opening), in page order with the gaps marked, and `data` saying
+which were kept; a read without a question is the opening as before. And a search that reads:
+with no direct answer on the results page (SB_SEARCH_READ=auto) it opens the top result and its
+passages join the answer; with one, it does not."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from browser_core import Deadline, Settings, SyncDriver
+from search._passages import GAP
+from search._types import Request
+from search.parsers.google import parse_serp
+from search.providers import google as google_provider
+from search.providers.google import GoogleProvider, google_search
+from search.providers.read import ReadProvider
+from tests._server import LocalServer, Reply
+from tests._web import FakeWeb, Page, fixture_text
+
+FILLER = [
+    f"Section {i} recounts the harbour town's markets, its bridges and the river trade of "
+    f"the {i}th century, with the names of merchants, guilds and the ships they kept."
+    for i in range(1, 90)
+]
+ANSWER = "The lighthouse on the north cape was first lit in 1873 by the engineer Ada Lindqvist."
+QUESTION = "Who first lit the lighthouse on the north cape, and when?"
+
+
+def article(paragraphs: list[str], title: str = "The harbour town") -> str:
+    body = "".join(f"<p>{p}</p>" for p in paragraphs)
+    nav = "".join(f"<li><a href='/s{i}'>Section {i}</a></li>" for i in range(30))
+    return (
+        f"<html lang='en'><head><title>{title}</title></head><body><nav><ul>{nav}</ul></nav>"
+        f"<article><h1>{title}</h1>{body}</article><footer>About us</footer></body></html>"
+    )
+
+
+LONG = article([*FILLER[:70], ANSWER, *FILLER[70:]])
+
+
+def read(drv: SyncDriver, settings: Settings, url: str, query: str) -> Any:
+    provider = ReadProvider(drv.driver)
+    request = Request(action="read", query=query, url=url)
+    return drv.call(provider.run(request, settings, Deadline(20)), 25)
+
+
+def test_a_question_gets_the_passage_that_answers_it_far_past_the_opening(
+    sync_driver: SyncDriver, settings: Settings, http: LocalServer
+) -> None:
+    url = http.route("/harbour", Reply(LONG))
+    answer = read(sync_driver, settings, url, QUESTION)
+    data = answer.data
+    assert data["text_chars"] > 10_000 and data["truncated"] and data["focused"]
+    assert ANSWER in answer.body, "the answer lies past the first 6,000 characters"
+    assert GAP in answer.body and "excerpts for the question" in answer.body
+    assert len(data["text"]) <= settings.read_max_chars
+    best = [p for p in data["passages"] if p["best"]]
+    assert len(best) == 1 and best[0]["score"] > 0
+    starts = [p["start"] for p in data["passages"]]
+    assert starts == sorted(starts)  # in page order
+    opening = read(sync_driver, settings, url, url)  # a bare URL: no question
+    assert ANSWER not in opening.body and not opening.data["focused"]
+    assert opening.data["passages"] == [] and "[truncated:" in opening.body
+
+
+def test_a_compact_budget_still_leads_with_the_answer_in_whole_sentences(
+    sync_driver: SyncDriver, settings: Settings, http: LocalServer
+) -> None:
+    compact = settings.model_copy(update={"read_max_chars": 1500})
+    url = http.route("/harbour-compact", Reply(LONG))
+    data = read(sync_driver, compact, url, QUESTION).data
+    assert len(data["text"]) <= 1500 and ANSWER in data["text"]
+    for piece in data["text"].split(GAP):  # every excerpt ends a sentence
+        assert not piece.strip() or piece.strip().endswith(".")
+
+
+def test_a_page_that_fits_the_budget_is_read_whole_with_or_without_a_question(
+    sync_driver: SyncDriver, settings: Settings, http: LocalServer
+) -> None:
+    url = http.route("/short", Reply(article([*FILLER[:5], ANSWER])))
+    asked = read(sync_driver, settings, url, QUESTION)
+    bare = read(sync_driver, settings, url, url)
+    assert asked.body == bare.body and ANSWER in asked.body and GAP not in asked.body
+    assert not asked.data["truncated"] and not asked.data["focused"]
+
+
+# -- a search that reads its top result ----------------------------------------------------
+
+NO_ANSWER = "serp/aql-wayback/2021-03-08_google-gnosticism-1615175612"  # results only
+WITH_ANSWER = "serp/aql-wayback/2020-12-20_google-crow-names-1608438374"  # an answer box
+
+
+@pytest.fixture
+def web(settings: Settings) -> Iterator[tuple[SyncDriver, FakeWeb, Settings]]:
+    auto = settings.model_copy(update={"search_read": "auto"})
+    fake = FakeWeb()
+    drv = SyncDriver(auto)
+    drv.driver.page_hooks.append(fake.hook)
+    yield drv, fake, auto
+    drv.shutdown()
+
+
+def serp_of(name: str) -> tuple[str, Any]:
+    html = fixture_text(f"{name}.html.gz")
+    return html, parse_serp(html, "https://www.google.com/search?q=x")
+
+
+def test_with_no_direct_answer_the_search_opens_the_top_result_and_carries_its_passages(
+    web: tuple[SyncDriver, FakeWeb, Settings],
+) -> None:
+    drv, fake, settings = web
+    html, parsed = serp_of(NO_ANSWER)
+    top = parsed.results[0]
+    assert not (parsed.answer or parsed.knowledge_panel)
+    fake.add("https://www.google.com/search", Page(html))
+    snippet_paragraph = f"As the search showed: {top.snippet}"
+    fake.add(top.url.split("#")[0], Page(article([*FILLER, snippet_paragraph], "Gnosticism")))
+    provider = GoogleProvider(drv.driver)
+    answer = drv.call(provider.run(Request("search", "gnosticism"), settings, Deadline(20)), 25)
+    reads = answer.data["reads"]
+    assert len(reads) == 1 and reads[0]["final_url"].startswith(top.url.split("#")[0])
+    assert reads[0]["focused"] and snippet_paragraph in reads[0]["text"]
+    assert f"From Gnosticism ({top.url.split('#')[0]}" in answer.body
+    assert snippet_paragraph in answer.body
+
+    async def where(page: Any) -> str:
+        return str(page.url)
+
+    assert drv.run("where", where).startswith(top.url.split("#")[0])  # on the stream
+
+
+def test_with_a_direct_answer_the_search_stays_on_the_results_page(
+    web: tuple[SyncDriver, FakeWeb, Settings],
+) -> None:
+    drv, fake, settings = web
+    html, parsed = serp_of(WITH_ANSWER)
+    assert parsed.answer
+    fake.add("https://www.google.com/search", Page(html))
+    serp, reads = drv.call(google_search(drv.driver, "crow names", settings), 25)
+    assert reads == [] and serp.read_skipped is None
+    assert not [u for u in fake.seen if u.startswith(parsed.results[0].url.split("#")[0])]
+
+
+def test_a_read_that_cannot_finish_in_its_share_is_dropped_and_the_answer_says_so(
+    web: tuple[SyncDriver, FakeWeb, Settings], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    drv, fake, settings = web
+    html, parsed = serp_of(NO_ANSWER)
+    fake.add("https://www.google.com/search", Page(html))
+    fake.add(parsed.results[0].url.split("#")[0], Page(LONG))
+    monkeypatch.setattr(google_provider, "READ_RESERVE_S", 60.0)  # no share left in 20 s
+    provider = GoogleProvider(drv.driver)
+    answer = drv.call(provider.run(Request("search", "gnosticism"), settings, Deadline(20)), 25)
+    assert answer.data["reads"] == [] and answer.data["read_skipped"]
+    assert "The top result was not read" in answer.body
+    assert parsed.results[0].title in answer.body  # the results page's answer, alone
+    assert json.dumps(answer.data)  # the envelope's data stays JSON
