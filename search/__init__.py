@@ -2,6 +2,7 @@
 
 Names are imported on first use (PEP 562), so `import search.client` (the standard-library
 client) and `stream-browser --help` never load playwright, trafilatura or lxml.
+`search.__version__` is the installed version (`unknown` in a source tree never installed).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ if TYPE_CHECKING:
     from ._routing import ROUTES, Registry, mode_for
     from ._tool import BrowseTool, abrowse_and_search, browse_and_search, configure
     from ._types import Provider, Request, ToolContext
+
+    __version__: str
 
 # public name -> the module that defines it
 _HOMES: dict[str, str] = {
@@ -50,6 +53,10 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        from ._version import version
+
+        return version()
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module 'search' has no attribute {name!r}")

@@ -7,7 +7,9 @@ never the key.
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -123,3 +125,33 @@ def test_a_typo_in_the_config_file_stops_the_command(tmp_path: Path) -> None:
         f"stream-browser: configuration error: {config}: unknown key 'cdp.prot'; "
         "did you mean 'cdp.port'? (fix or remove it)"
     )
+
+
+def test_version_prints_the_installed_version_and_exits_0(tmp_path: Path) -> None:
+    expected = f"stream-browser {importlib.metadata.version('stream-browser')}\n".encode()
+    proc = run(tmp_path, "--version")
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, expected, b"")
+    by_module = subprocess.run(
+        [sys.executable, "-m", "search", "--version"],
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert (by_module.returncode, by_module.stdout) == (0, expected)
+    assert b"--version" in run(tmp_path, "--help").stdout
+
+
+def test_version_before_a_command_answers_without_running_it(tmp_path: Path) -> None:
+    # A service address that accepts connections: a command sent there would be seen.
+    with socket.create_server(("127.0.0.1", 0)) as service:
+        url = f"http://127.0.0.1:{service.getsockname()[1]}"
+        proc = run(tmp_path, "--version", "search", "weather", SB_SERVICE_URL=url)
+        service.setblocking(False)
+        try:
+            service.accept()[0].close()
+            connected = True
+        except BlockingIOError:
+            connected = False
+    assert proc.returncode == 0 and proc.stdout.startswith(b"stream-browser ")
+    assert not connected, "--version went to the service instead of answering"

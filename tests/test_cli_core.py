@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
+import platform
+import sys
 from pathlib import Path
 
 import pytest
@@ -51,6 +54,19 @@ def test_doctor_lists_each_failure_with_its_fix(
     assert "fix: start it with `stream-browser chrome`" in out
     assert "FAIL Gemini CLI: not found" in out and "npm i -g @google/gemini-cli" in out
     assert "not ready" in out
+
+
+def test_doctor_opens_with_the_version_and_the_python_for_a_bug_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("CDP_PORT", str(free_port()))
+    monkeypatch.setenv("GEMINI_CLI", str(tmp_path / "missing" / "gemini"))
+    main([*NO_ENV, "doctor"])
+    first = capsys.readouterr().out.splitlines()[0]
+    version = importlib.metadata.version("stream-browser")
+    assert (
+        first == f"stream-browser {version} (Python {platform.python_version()}, {sys.executable})"
+    )
 
 
 def test_doctor_in_apikey_mode_needs_the_key_and_never_prints_it(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.metadata
 import json
 import os
 import socket
@@ -88,8 +89,14 @@ def _targets(chrome: ChromeProcess) -> list[dict[str, Any]]:
 
 
 @contextlib.asynccontextmanager
-async def stdio_session(env: dict[str, str], cwd: Path, *args: str) -> AsyncIterator[ClientSession]:
-    """`stream-browser mcp` as a host starts it; its stderr goes to cwd/mcp-stderr.log."""
+async def stdio_session(
+    env: dict[str, str],
+    cwd: Path,
+    *args: str,
+    greetings: list[types.InitializeResult] | None = None,
+) -> AsyncIterator[ClientSession]:
+    """`stream-browser mcp` as a host starts it; its stderr goes to cwd/mcp-stderr.log (the
+    server's answer to `initialize` is added to `greetings`)."""
     params = StdioServerParameters(
         command=COMMAND,
         args=["--env-file", "/nonexistent/.env", "mcp", *args],
@@ -101,7 +108,9 @@ async def stdio_session(env: dict[str, str], cwd: Path, *args: str) -> AsyncIter
             stdio_client(params, errlog=errlog) as (read, write),
             ClientSession(read, write) as session,
         ):
-            await session.initialize()
+            greeting = await session.initialize()
+            if greetings is not None:
+                greetings.append(greeting)
             yield session
 
 
@@ -145,6 +154,21 @@ def test_stdio_lists_six_tools_with_schemas_and_annotations(
     assert browse.description is not None and tools["play"].description is not None
     assert "UNTRUSTED WEB EXTRACT" in browse.description
     assert "stream" in tools["play"].description
+
+
+def test_stdio_server_info_names_the_installed_version(
+    mcp_env: dict[str, str], tmp_path: Path
+) -> None:
+    greetings: list[types.InitializeResult] = []
+
+    async def scenario() -> None:
+        async with stdio_session(mcp_env, tmp_path, greetings=greetings) as session:
+            await session.send_ping()
+
+    asyncio.run(scenario())
+    (greeting,) = greetings
+    assert greeting.serverInfo.name == "stream-browser"
+    assert greeting.serverInfo.version == importlib.metadata.version("stream-browser")
 
 
 def test_stdio_browse_reads_a_local_page_through_the_real_chromium_fenced(
@@ -394,7 +418,10 @@ def svc(chrome: ChromeProcess, tmp_path_factory: pytest.TempPathFactory) -> Iter
 
 @contextlib.asynccontextmanager
 async def http_session(
-    service: ServiceProc, headers: dict[str, str], statuses: list[int] | None = None
+    service: ServiceProc,
+    headers: dict[str, str],
+    statuses: list[int] | None = None,
+    greetings: list[types.InitializeResult] | None = None,
 ) -> AsyncIterator[ClientSession]:
     async def record(response: httpx.Response) -> None:
         if statuses is not None:
@@ -406,7 +433,9 @@ async def http_session(
         streamable_http_client(f"{service.url}/mcp", http_client=http_client) as (read, write, _),
         ClientSession(read, write) as session,
     ):
-        await session.initialize()
+        greeting = await session.initialize()
+        if greetings is not None:
+            greetings.append(greeting)
         yield session
 
 
@@ -448,6 +477,19 @@ def test_http_with_the_token_lists_the_tools_and_reads_a_page_through_the_servic
     assert wait_until(lambda: any(e.get("action") == "auto" for e in svc.events("service.turn"))), (
         "the call went through the service's queue"
     )
+
+
+def test_http_server_info_names_the_version_the_service_runs(svc: ServiceProc) -> None:
+    greetings: list[types.InitializeResult] = []
+
+    async def scenario() -> None:
+        async with http_session(svc, _bearer(svc), greetings=greetings) as session:
+            await session.send_ping()
+
+    asyncio.run(scenario())
+    (greeting,) = greetings
+    assert greeting.serverInfo.name == "stream-browser"
+    assert greeting.serverInfo.version == importlib.metadata.version("stream-browser")
 
 
 def test_http_without_the_token_is_refused_with_401_before_any_tool_runs(

@@ -8,6 +8,7 @@ the running call finish, metrics and status, and a token that never reaches the 
 from __future__ import annotations
 
 import http.client
+import importlib.metadata
 import json
 import os
 import signal
@@ -82,9 +83,11 @@ def _pages(chrome: ChromeProcess) -> int:
 # -- access control ---------------------------------------------------------------------------
 
 
-def test_healthz_answers_without_a_token(svc: ServiceProc) -> None:
+def test_healthz_answers_without_a_token_and_names_the_version(svc: ServiceProc) -> None:
     status, _, body = _raw(svc, "GET", "/healthz", token=None)
-    assert status == 200 and json.loads(body)["ok"] is True
+    version = importlib.metadata.version("stream-browser")
+    assert status == 200
+    assert json.loads(body) == {"ok": True, "draining": False, "version": version}
 
 
 @pytest.mark.parametrize("path", ["/readyz", "/v1/status", "/metrics", "/mcp"])
@@ -255,6 +258,7 @@ def test_status_reports_the_queue_the_screen_and_chrome(
     assert data["queue"] == {"running": None, "running_s": None, "waiting": 0, "max_waiting": 32}
     assert data["chrome"]["endpoint"] == chrome.endpoint
     assert data["service"]["draining"] is False
+    assert data["service"]["version"] == importlib.metadata.version("stream-browser")
 
 
 def test_readyz_says_what_is_missing_and_how_to_fix_it(svc: ServiceProc) -> None:

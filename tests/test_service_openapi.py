@@ -8,6 +8,7 @@ tmp_path) that reads a local page and parses a 401, a 422 and a 429.
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import json
 import shutil
 import subprocess
@@ -55,7 +56,9 @@ def _schema(service: ServiceProc) -> dict[str, Any]:
 def test_openapi_json_validates(svc: ServiceProc) -> None:
     from openapi_spec_validator import validate
 
-    validate(_schema(svc))  # raises on an invalid document
+    schema = _schema(svc)
+    validate(schema)  # raises on an invalid document
+    assert schema["info"]["version"] == importlib.metadata.version("stream-browser")
 
 
 def test_every_route_but_healthz_declares_the_bearer_scheme_and_its_refusals(

@@ -7,6 +7,7 @@ every time, remembered in the state dir) and leaves Chrome running when it exits
 from __future__ import annotations
 
 import argparse
+import platform
 import sys
 from typing import Any
 
@@ -30,6 +31,7 @@ from browser_core import (
 from browser_core.recording import replay_hook
 from browser_core.stage import check_fonts, consent_check
 from search._types import ACTIONS, ToolContext
+from search._version import version
 from search.cli._common import PORT, int_in
 from search.recordings._runner import flag_overrides, replay_plan
 
@@ -357,10 +359,17 @@ def _screen_check(settings: Settings) -> None:
     )
 
 
+def _about() -> str:
+    """Doctor's first line, what a bug report names: this version and the Python it runs on."""
+    python = platform.python_version()
+    return f"stream-browser {version()} (Python {python}, {sys.executable})"
+
+
 def cmd_doctor(args: argparse.Namespace, app: Any) -> int:
     from gemini import find_gemini_binary, gemini_oauth_ready
 
-    settings: Settings = app.settings
+    settings: Settings = app.settings  # a bad setting stops here: one line on stderr, exit 2
+    print(_about())
     _check(
         True,
         "settings",

@@ -12,7 +12,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ._common import App, _Parser
 
@@ -70,6 +70,7 @@ def build_parser(command: str | None = "*") -> argparse.ArgumentParser:
     """Every command (`"*"`), only the module of `command`, or (None) names and help only."""
     parser = _Parser(prog="stream-browser", description=__doc__.splitlines()[0])
     parser.add_argument("--env-file", default=".env", help="dotenv file to read (default .env)")
+    parser.add_argument("--version", action=_Version, help="print the installed version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     if command is None:
@@ -82,15 +83,31 @@ def build_parser(command: str | None = "*") -> argparse.ArgumentParser:
     return parser
 
 
+class _Version(argparse.Action):
+    """argparse's `action="version"`, reading the package metadata only when asked, so every
+    other command (the light client commands included) skips importing importlib.metadata:
+    about 11 ms of a client command's start, measured on the shared 2-core machine."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        kwargs.update(nargs=0, default=argparse.SUPPRESS)
+        super().__init__(option_strings, argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_args: Any, **_kw: Any) -> None:
+        from .._version import version
+
+        print(f"{parser.prog} {version()}")
+        parser.exit()
+
+
 def _command_of(argv: Sequence[str]) -> str | None:
-    """The subcommand named in `argv` (None for `--help` or none at all)."""
+    """The subcommand named in `argv` (None for `--help`, `--version` or none at all)."""
     skip = False
     for arg in argv:
         if skip:
             skip = False
         elif arg == "--env-file":
             skip = True
-        elif arg in ("-h", "--help"):
+        elif arg in ("-h", "--help", "--version"):
             return None
         elif not arg.startswith("-"):
             return arg if arg in COMMANDS else None

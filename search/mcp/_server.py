@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import importlib.metadata
 import logging
 from typing import Any
 
@@ -15,6 +14,7 @@ from mcp.server.lowlevel import Server
 from browser_core import FailureKind
 
 from .._types import ToolContext
+from .._version import version
 from ._results import FIXES, error_result, walk_result
 from ._tools import (
     SERVER_NAME,
@@ -98,13 +98,6 @@ async def run_tool(
     return result
 
 
-def _version() -> str:
-    try:
-        return importlib.metadata.version("stream-browser")
-    except importlib.metadata.PackageNotFoundError:  # pragma: no cover - source checkout
-        return "0"
-
-
 INSTRUCTIONS = (
     "Tools for the live-streamed 'broadcast Chrome': search the web, read pages and play "
     "YouTube videos on a screen viewers are watching, or answer through Gemini when the "
@@ -123,7 +116,7 @@ def _quiet_sdk_logs() -> None:
 def build_server(call: BrowseCall, *, timeout_s: float) -> Server[Any, Any]:
     """An MCP server whose tools all go through `call` (`BrowseTool.arun` or the service)."""
     _quiet_sdk_logs()
-    server: Server[Any, Any] = Server(SERVER_NAME, version=_version(), instructions=INSTRUCTIONS)
+    server: Server[Any, Any] = Server(SERVER_NAME, version=version(), instructions=INSTRUCTIONS)
     schema = output_schema()
     definitions = [tool.definition(schema) for tool in TOOLS]
 

@@ -23,6 +23,7 @@ from browser_core import Hop
 
 from .._routing import Walk
 from .._types import ToolContext
+from .._version import version
 from ._access import TOKEN_FIX, Access, Guard
 from ._core import Service
 from ._models import BrowseBody, BrowseReply, ErrorBody, error_body
@@ -64,6 +65,7 @@ def create_app(service: Service, access: Access) -> FastAPI:
     app = FastAPI(
         title="stream-browser",
         summary="the broadcast Chrome as a service: search, read, play, Gemini fallback",
+        version=version(),
         lifespan=lifespan,
         docs_url=None,
         redoc_url=None,
@@ -91,7 +93,7 @@ def _responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
 def _routes(app: FastAPI, service: Service) -> None:
     @app.get("/healthz")
     async def healthz() -> dict[str, Any]:
-        return {"ok": True, "draining": service.draining}
+        return {"ok": True, "draining": service.draining, "version": version()}
 
     @app.get("/readyz", responses=_responses(401, 403, 503))
     async def readyz() -> JSONResponse:

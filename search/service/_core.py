@@ -23,6 +23,7 @@ from browser_core import (
 from .._routing import Walk
 from .._tool import BrowseTool
 from .._types import ToolContext
+from .._version import version
 from ._metrics import Metrics
 from ._queue import CallQueue, Draining, ServiceError
 
@@ -132,6 +133,7 @@ class Service:
         running_s = time.monotonic() - queue.running_since if queue.running else None
         return {
             "service": {
+                "version": version(),
                 "pid": os.getpid(),
                 "uptime_s": round(time.monotonic() - self.started, 1),
                 "draining": self.draining,
