@@ -14,13 +14,14 @@ MCP_INSPECTOR_VERSION := 0.15.0
 export PYTHONDONTWRITEBYTECODE := 1
 
 .PHONY: help setup system venv tools tools-inspector2 tools-claude demo serve test check lint typecheck format bench bench-extract \
-        soak screens debug record update-recordings chrome doctor constraints clean \
+        soak screens debug record update-recordings chrome doctor constraints dist clean \
         image base-image image-test
 
 help:
 	@echo "make demo    set up and run a search + page read on a local broadcast Chrome (offline)"
 	@echo "make test    set up and run the whole test suite"
 	@echo "make serve   run the service that alone drives the broadcast Chrome (127.0.0.1:8765)"
+	@echo "make dist    build the wheel and the sdist into dist/"
 	@echo "make lint typecheck format bench bench-extract soak debug record update-recordings"
 
 setup: system venv tools
@@ -151,8 +152,16 @@ doctor: venv
 constraints: venv
 	@$(PY) -m pip freeze --exclude-editable | grep -v '^stream-browser' > constraints.txt
 
+# The wheel and the sdist, built as an installer builds them (an isolated build environment,
+# the wheel from the sdist); tests/test_dist.py installs such a wheel into a fresh venv.
+dist: venv
+	@rm -rf dist
+	@$(PY) -m build --outdir dist . >.venv/dist.log 2>&1 \
+	  || { tail -n 30 .venv/dist.log; echo "build failed: the whole log is .venv/dist.log"; exit 1; }
+	@ls -1 dist/*
+
 clean:
-	rm -rf .venv .tools test-results build *.egg-info
+	rm -rf .venv .tools test-results build dist *.egg-info
 
 # -- the container image (README "Container") --------------------------------------------------
 # docker when its daemon answers, else podman (with --format docker, which keeps HEALTHCHECK).
