@@ -168,6 +168,11 @@ clean:
 # The build trusts this machine's CA bundle (a build secret, never in a layer), for proxies
 # that intercept TLS; CA_BUNDLE= builds without one.
 IMAGE ?= stream-browser
+# The image's labels: pyproject's version (the build checks it against the installed package)
+# and where its source is (the git remote, without any user or token in it; SOURCE_URL=...).
+PKG_VERSION = $(shell sed -n 's/^version = "\(.*\)"$$/\1/p' pyproject.toml)
+SOURCE_URL ?= $(shell git remote get-url origin 2>/dev/null \
+  | sed -E 's,^[a-z+]+://[^/@]*@,https://,; s,^[^/@:]+@([^:/]+):,https://\1/,')
 BASE_IMAGE ?= docker.io/library/debian:trixie-slim
 CA_BUNDLE ?= $(wildcard /etc/ssl/certs/ca-certificates.crt)
 ENGINE ?= $(shell if docker info >/dev/null 2>&1; then echo docker; \
@@ -182,6 +187,7 @@ image:
 	secret=""; [ -n "$(CA_BUNDLE)" ] && secret="--secret id=ca_bundle,src=$(CA_BUNDLE)"; \
 	[ "$$engine" = docker ] && export DOCKER_BUILDKIT=1; \
 	$$engine build $$format $$secret --build-arg BASE_IMAGE=$(BASE_IMAGE) \
+	  --build-arg VERSION=$(PKG_VERSION) --build-arg SOURCE_URL=$(SOURCE_URL) \
 	  -f deploy/Dockerfile -t $(IMAGE) . \
 	  && $$engine image inspect --format '$(IMAGE): {{.Size}} bytes' $(IMAGE)
 

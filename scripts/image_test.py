@@ -23,6 +23,7 @@ import socket
 import subprocess
 import threading
 import time
+import tomllib
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -36,6 +37,7 @@ from browser_core.testing import free_port
 from search import client
 
 ROOT = Path(__file__).resolve().parents[1]
+VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
 IMAGE = os.environ.get("IMAGE") or "stream-browser"
 BASE_IMAGE = os.environ.get("BASE_IMAGE") or "docker.io/library/debian:trixie-slim"
 APP = "/opt/stream-browser"
@@ -295,11 +297,20 @@ def test_the_image_keeps_its_healthcheck_and_runs_as_an_unprivileged_user() -> N
     assert (config.get("Config") or {}).get("User") == "stream-browser"
 
 
+def test_the_image_is_labelled_with_the_version_its_source_and_licence() -> None:
+    config = json.loads(engine("image", "inspect", IMAGE).stdout)[0]
+    labels = (config.get("Config") or {}).get("Labels") or config.get("Labels") or {}
+    assert labels.get("org.opencontainers.image.version") == VERSION, labels
+    assert labels.get("org.opencontainers.image.licenses") == "MIT", labels
+    assert "org.opencontainers.image.source" in labels, labels  # the git remote, if any
+
+
 def test_it_serves_healthz_and_readyz_on_a_non_default_port_with_the_token(
     published: Container,
 ) -> None:
     assert published.port != 8765
-    assert published.get("/healthz", auth=False) == (200, {"ok": True, "draining": False})
+    health = {"ok": True, "draining": False, "version": VERSION}
+    assert published.get("/healthz", auth=False) == (200, health)
     assert published.get("/readyz", auth=False)[0] == 401
     status, ready = published.get("/readyz")
     checks = ready["checks"]

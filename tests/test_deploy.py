@@ -9,6 +9,7 @@ here the Dockerfile is checked as text and the entrypoint is executed.
 from __future__ import annotations
 
 import configparser
+import importlib.metadata
 import json
 import os
 import re
@@ -282,6 +283,41 @@ def test_the_images_node_tools_are_the_versions_the_makefile_tests() -> None:
     assert locked == made.group(1)
     consent = re.search(r"^AUTOCONSENT_VERSION := (\S+)$", (ROOT / "Makefile").read_text(), re.M)
     assert consent and tools["dependencies"]["@duckduckgo/autoconsent"] == consent.group(1)
+
+
+def test_make_image_labels_the_image_with_the_installed_version_and_the_licence(
+    tmp_path: Path,
+) -> None:
+    # What `make image` would run (-n: print, build nothing), with the engine named so no
+    # daemon is asked, and a remote URL that carries a token, which must not reach a label.
+    secret = "ghp_not-for-a-label"
+    origin = f"https://someone:{secret}@example.org/stream-browser.git"
+    git = ["git", "-C", str(tmp_path)]
+    subprocess.run([*git, "init", "-q"], check=True, timeout=30)
+    subprocess.run([*git, "remote", "add", "origin", origin], check=True, timeout=30)
+    for name in ("Makefile", "pyproject.toml"):
+        (tmp_path / name).write_bytes((ROOT / name).read_bytes())
+    proc = subprocess.run(
+        ["make", "-n", "image", "ENGINE=docker", "CA_BUNDLE="],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    version = importlib.metadata.version("stream-browser")
+    assert f"--build-arg VERSION={version} " in proc.stdout
+    assert "--build-arg SOURCE_URL=https://example.org/stream-browser.git " in proc.stdout
+    assert secret not in proc.stdout
+    text = (ROOT / "deploy" / "Dockerfile").read_text()
+    labels = text[text.index("LABEL org.opencontainers.image") :].split("\n\n", 1)[0]
+    assert 'org.opencontainers.image.version="${VERSION}"' in labels
+    assert 'org.opencontainers.image.source="${SOURCE_URL}"' in labels
+    assert 'org.opencontainers.image.licenses="MIT"' in labels
+    # The licence is in the build context and the image (setuptools only warns without it).
+    assert "!LICENSE" in (ROOT / ".dockerignore").read_text().splitlines()
+    assert re.search(r"^COPY .*\bLICENSE\b.* \./$", text, re.M)
 
 
 def test_compose_waits_for_a_running_call_before_killing_the_service() -> None:
