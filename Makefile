@@ -136,8 +136,10 @@ bench: setup
 screens: setup
 	@$(PY) bench/screens.py --out $(or $(SCREENS_DIR),test-results/screens) $(SCREENS_ARGS)
 
+# `make soak OPS=5000`: the long soak (minutes, not part of `make test`); its headline is the
+# growth after the first thousand operations.
 soak: setup
-	@$(PY) bench/soak.py $(SOAK_ARGS)
+	@$(PY) bench/soak.py $(if $(OPS),--ops $(OPS)) $(SOAK_ARGS)
 
 bench-extract: venv
 	@nice $(PY) bench/extract.py $(FIXTURES) $(if $(READABILITY),--readability $(READABILITY)) \

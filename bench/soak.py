@@ -2,13 +2,16 @@
 
 Pages are served locally (a saved Google results page, saved articles, a minimal YouTube with
 a real video) to a Chromium of our own. Reports tab count, our memory and Chrome's memory
-before and after, timings per operation kind and every failure. Exit code 1 when any
-operation failed or a tab leaked.
+before and after, the live Playwright objects (ours, and Playwright's own records of the
+page's navigations) and asyncio tasks, timings per operation kind and every failure. Exit
+code 1 when any operation failed or a tab leaked. `make soak OPS=5000` is the long soak: its
+headline is the growth after the first thousand operations.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import gc
 import json
 import math
@@ -17,6 +20,7 @@ import random
 import statistics
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -32,6 +36,7 @@ from bench._fixtures import article_files, default_sets, find_heavy  # noqa: E40
 from bench._serve import VIDEO_IDS, Served, add_youtube, read_page  # noqa: E402
 from bench._stage import Stage, open_stage, proc_tree, tree_memory_mb  # noqa: E402
 from browser_core import cdp_targets, configure_logging  # noqa: E402
+from browser_core._driver import RECYCLE_OPS  # noqa: E402
 
 KINDS = ("search", "read", "play", "stop")
 WEIGHTS = (40, 35, 15, 10)
@@ -60,6 +65,13 @@ class Snapshot:
     chrome_pss_mb: float
     node_rss_mb: float = 0.0  # of which the Playwright driver (Node)
     pw_objects: int = 0  # Playwright objects alive in Python (the driver mirrors each one)
+    pw_kept: int = 0  # of which Playwright's own records of navigations (see `object_counts`)
+    tasks: int = 0  # asyncio tasks alive on the tool's event loop
+
+    @property
+    def pw_ours(self) -> int:
+        """The live Playwright objects other than Playwright's navigation records."""
+        return self.pw_objects - self.pw_kept
 
 
 @dataclass
@@ -98,6 +110,15 @@ class SoakReport:
         if start is None or self.ops <= PLATEAU_FROM:
             return None
         return round(_ours(self.after) - _ours(start), 1)
+
+    @property
+    def plateau_objects(self) -> tuple[int, int] | None:
+        """Growth of the live Playwright objects (ours, all) from operation PLATEAU_FROM to
+        the end (None for shorter runs)."""
+        start = next((snap for done, snap in self.curve if done == PLATEAU_FROM), None)
+        if start is None or self.ops <= PLATEAU_FROM:
+            return None
+        return self.after.pw_ours - start.pw_ours, self.after.pw_objects - start.pw_objects
 
     @property
     def ok(self) -> bool:
@@ -191,6 +212,10 @@ class Runner:
         handler: Callable[[Op], None] = getattr(self, op.kind)
         handler(op)
 
+    def settle(self) -> None:
+        """Wait until the stage's work after the last answer is done (the tab is free)."""
+        self.tool.loop.run(self.tool.driver.stage_done(), 10)
+
     def close(self) -> None:
         try:
             self.tool.loop.run(self.tool.driver.close_owned_tab(), 10)
@@ -198,17 +223,64 @@ class Runner:
             self.tool.close()
 
 
-def live_playwright_objects(runner: Runner | None) -> int:
-    """How many Playwright objects (requests, responses, routes, ...) the connection holds:
-    Playwright keeps each until its driver disposes of it, 10,000 per type at most."""
+def connection_of(runner: Runner | None) -> Any:
     pw = getattr(runner.tool.driver, "_pw", None) if runner is not None else None
-    connection = getattr(getattr(pw, "_impl_obj", None), "_connection", None)
-    return len(getattr(connection, "_objects", {}) or {})
+    return getattr(getattr(pw, "_impl_obj", None), "_connection", None)
+
+
+def _navigation_record(obj: Any) -> bool:
+    """Is `obj` one of Playwright's own records of the page's navigations? Playwright 1.65
+    reports every navigation's Request (and so its Response) whatever is subscribed, keeps
+    every frame the page ever had, and releases them only with the page or the connection
+    (the driver drops the connection every RECYCLE_OPS operations); no call disposes them."""
+    kind = type(obj).__name__
+    if kind == "Frame":
+        return True
+    request = getattr(obj, "request", None) if kind == "Response" else obj
+    if kind not in ("Request", "Response") or request is None:
+        return False
+    try:
+        return bool(request.is_navigation_request())
+    except Exception:  # a request of a frame already gone: Playwright's all the same
+        return True
+
+
+def object_counts(runner: Runner | None) -> tuple[Counter[str], Counter[str]]:
+    """The Playwright objects the connection holds alive, by type: (ours, kept), where `kept`
+    are Playwright's navigation records (`_navigation_record`). Everything in `ours` (CDP
+    sessions, routes, handles, requests nobody navigated to, ...) must stay flat."""
+    connection = connection_of(runner)
+    ours: Counter[str] = Counter()
+    kept: Counter[str] = Counter()
+    for obj in list(getattr(connection, "_objects", {}).values()):
+        (kept if _navigation_record(obj) else ours)[type(obj).__name__] += 1
+    return ours, kept
+
+
+def live_playwright_objects(runner: Runner | None) -> int:
+    """How many Playwright objects (requests, responses, frames, sessions, ...) the connection
+    holds: Playwright keeps each until its driver disposes of it, 10,000 per type at most."""
+    return len(getattr(connection_of(runner), "_objects", {}) or {})
+
+
+def live_tasks(runner: Runner | None) -> int:
+    """The asyncio tasks alive on the tool's event loop (the stage's steps, guards' replies)."""
+    if runner is None:
+        return 0
+
+    async def count() -> int:
+        return len(asyncio.all_tasks())
+
+    return int(runner.tool.loop.run(count(), 5))
 
 
 def snapshot(stage: Stage, runner: Runner | None = None) -> Snapshot:
     """Tabs (CDP page targets) and memory: ours (this process and its children other than
-    Chrome, i.e. the Playwright driver) and Chrome's whole process tree."""
+    Chrome, i.e. the Playwright driver) and Chrome's whole process tree; the live Playwright
+    objects and asyncio tasks, once the stage's work after the last answer is done."""
+    if runner is not None:
+        runner.settle()
+    stage.server.clear_hits()  # the stand-in server's request log lives in this process
     gc.collect()
     time.sleep(0.5)
     tabs = len([t for t in cdp_targets(stage.endpoint, timeout=5) if t.get("type") == "page"])
@@ -218,6 +290,7 @@ def snapshot(stage: Stage, runner: Runner | None = None) -> Snapshot:
     driver_rss, _ = tree_memory_mb(driver)
     node_rss, _ = tree_memory_mb([pid for pid in driver if _is_node_driver(pid)])
     chrome_rss, chrome_pss = tree_memory_mb(sorted(chrome))
+    ours, kept = object_counts(runner)
     return Snapshot(
         tabs,
         round(python_rss, 1),
@@ -225,7 +298,9 @@ def snapshot(stage: Stage, runner: Runner | None = None) -> Snapshot:
         round(chrome_rss, 1),
         round(chrome_pss, 1),
         round(node_rss, 1),
-        live_playwright_objects(runner),
+        sum(ours.values()) + sum(kept.values()),
+        sum(kept.values()),
+        live_tasks(runner),
     )
 
 
@@ -251,8 +326,9 @@ def _curve_point(
         print(
             f"  {done:>5} ops: python {snap.python_rss_mb:6.1f} MB, driver+guard "
             f"{snap.driver_rss_mb:6.1f} MB (node {snap.node_rss_mb:.1f}), ours "
-            f"{growth:+6.1f} MB, {snap.pw_objects} playwright objects, chrome PSS "
-            f"{snap.chrome_pss_mb:6.1f} MB, {len(report.failures)} failures",
+            f"{growth:+6.1f} MB, playwright objects {snap.pw_ours} ours + {snap.pw_kept} "
+            f"navigation records, {snap.tasks} tasks, chrome PSS {snap.chrome_pss_mb:6.1f} MB, "
+            f"{len(report.failures)} failures",
             file=sys.stderr,
             flush=True,
         )
@@ -352,25 +428,42 @@ def print_report(report: SoakReport) -> None:
         ("  of which pw node RSS MB", b.node_rss_mb, a.node_rss_mb),
         ("chrome RSS MB (sum)", b.chrome_rss_mb, a.chrome_rss_mb),
         ("chrome PSS MB (sum)", b.chrome_pss_mb, a.chrome_pss_mb),
+        ("playwright objects: ours", b.pw_ours, a.pw_ours),
+        ("  navigation records", b.pw_kept, a.pw_kept),
+        ("asyncio tasks", b.tasks, a.tasks),
     )
     for name, first, last in rows:
         print(f"{name:<26} {first:>9} {last:>9} {last - first:>+9.1f}")
     print_curve(report)
+    for line in report.failures:
+        print(f"  {line}")
+    print_verdicts(report)
+
+
+def print_verdicts(report: SoakReport) -> None:
+    """The closing lines: failures, tabs, memory, objects; for a long soak, its headline
+    (the growth after the first PLATEAU_FROM operations) last."""
     growth = report.our_growth_mb
     verdict = "met" if growth < MEMORY_TARGET_MB else "NOT met"
     print(
         f"\nfailures: {len(report.failures)}; leaked tabs: {report.leaked_tabs}; our memory "
         f"growth {growth:+.1f} MB (target < {MEMORY_TARGET_MB:.0f} MB: {verdict})"
     )
+    b, a = report.before, report.after
+    print(
+        f"playwright objects alive: ours {b.pw_ours} -> {a.pw_ours} ({a.pw_ours - b.pw_ours:+d}); "
+        f"navigation records {b.pw_kept} -> {a.pw_kept} (Playwright's own, released when the "
+        f"driver drops its connection, every {RECYCLE_OPS} operations)"
+    )
     plateau = report.plateau_growth_mb
     if plateau is not None:
         verdict = "met" if plateau < PLATEAU_TARGET_MB else "NOT met"
+        ours, total = report.plateau_objects or (0, 0)
         print(
-            f"growth from operation {PLATEAU_FROM} to {report.ops}: {plateau:+.1f} MB "
-            f"(target < {PLATEAU_TARGET_MB:.0f} MB: {verdict})"
+            f"long soak: growth from operation {PLATEAU_FROM} to {report.ops}: "
+            f"{plateau:+.1f} MB (target < {PLATEAU_TARGET_MB:.0f} MB: {verdict}); "
+            f"playwright objects {ours:+d} ours, {total:+d} in all"
         )
-    for line in report.failures:
-        print(f"  {line}")
 
 
 def print_curve(report: SoakReport) -> None:
@@ -379,7 +472,7 @@ def print_curve(report: SoakReport) -> None:
         return
     print(
         f"\n{'ops':>6} {'python MB':>10} {'pw node MB':>11} {'guard MB':>9} {'ours +MB':>9} "
-        f"{'chrome PSS':>11} {'pw objects':>11}"
+        f"{'chrome PSS':>11} {'pw objects':>11} {'of them ours':>13} {'tasks':>6}"
     )
     points = [(0, report.before), *report.curve]
     if points[-1][0] != report.ops:
@@ -389,7 +482,8 @@ def print_curve(report: SoakReport) -> None:
         guard = snap.driver_rss_mb - snap.node_rss_mb
         print(
             f"{done:>6} {snap.python_rss_mb:>10.1f} {snap.node_rss_mb:>11.1f} {guard:>9.1f} "
-            f"{growth:>+9.1f} {snap.chrome_pss_mb:>11.1f} {snap.pw_objects:>11}"
+            f"{growth:>+9.1f} {snap.chrome_pss_mb:>11.1f} {snap.pw_objects:>11} "
+            f"{snap.pw_ours:>13} {snap.tasks:>6}"
         )
 
 
