@@ -1,11 +1,25 @@
 """A short soak (`make soak` runs 500): mixed search, read, play and stop through the real
-tool on locally served pages. No operation may fail and no tab may be left behind."""
+tool on locally served pages. No operation may fail, no tab may be left behind, and nothing
+of ours may stay alive from one call to the next."""
 
 from __future__ import annotations
 
+import gc
+import weakref
+from collections.abc import Iterator
+
 import pytest
 
-from bench.soak import KINDS, run_soak
+from bench._fixtures import default_sets
+from bench._stage import Stage, open_stage
+from bench.soak import (
+    KINDS,
+    Runner,
+    connection_of,
+    plan,
+    run_soak,
+    serve_site,
+)
 
 
 @pytest.mark.slow
@@ -15,3 +29,41 @@ def test_forty_mixed_operations_leave_no_failure_and_no_extra_tab() -> None:
     assert report.after.tabs == report.before.tabs
     assert sum(report.counts.values()) == 40
     assert set(report.counts) <= set(KINDS) and {"search", "read"} <= set(report.counts)
+
+
+@pytest.fixture
+def site() -> Iterator[tuple[Runner, list[str]]]:
+    """The soak's tool on its own Chromium and served pages, and the article URLs."""
+    stage: Stage = open_stage()
+    try:
+        urls = serve_site(stage, default_sets(None), None)
+        runner = Runner(stage)
+        yield runner, urls
+        runner.close()
+    finally:
+        stage.close()
+
+
+@pytest.mark.slow
+def test_a_recycled_driver_leaves_the_old_connection_to_the_collector(
+    site: tuple[Runner, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The driver drops its connection and stops Playwright every RECYCLE_OPS calls: what
+    the stage kept per page (CDP sessions, our world, the consent controller) must not keep
+    the old page, and with it the old connection and everything it held, alive in Python."""
+    monkeypatch.setattr("browser_core._driver.RECYCLE_OPS", 4)
+    runner, urls = site
+    ops = plan(6, urls, seed=7)
+    for op in ops[:2]:
+        runner.run(op)
+    runner.settle()
+    assert runner.tool.driver._page is not None
+    page = weakref.ref(runner.tool.driver._page)
+    connection = weakref.ref(connection_of(runner))
+    for op in ops[2:]:  # the fourth call recycles, the fifth attaches again
+        runner.run(op)
+    runner.settle()
+    gc.collect()
+    assert connection_of(runner) is not connection(), "no recycle happened"
+    assert page() is None, "the page of the dropped connection is still alive"
+    assert connection() is None, "the dropped connection is still alive"

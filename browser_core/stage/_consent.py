@@ -31,6 +31,7 @@ from playwright.async_api import CDPSession, Frame, Page
 from playwright.async_api import Error as PlaywrightError
 
 from .._settings import Settings
+from ._perpage import PerPage
 from ._screen import add_installer
 
 log = structlog.get_logger("browser_core.stage.consent")
@@ -375,7 +376,7 @@ class ConsentController:
         main_frame = str(tree["frameTree"]["frame"]["id"])
         target = _Target(self, session, main_frame)
         await target.install()
-        self._targets.append(target)
+        self._keep(target)
         if self.page.url.startswith(("http://", "https://")):
             await target.run_in_current(main_frame)
         self.page.on("framenavigated", self._frame_navigated)
@@ -406,6 +407,16 @@ class ConsentController:
                 "consent." + event.type, cmp=event.cmp, result=event.result, url=event.url[:120]
             )
 
+    def _keep(self, target: _Target) -> None:
+        """Hold `target` while its session lives: a frame's session ends with the frame, and
+        a tab showing page after page would otherwise keep one per frame it ever had."""
+        self._targets.append(target)
+        target.session.once("close", lambda *_: self._forget(target))
+
+    def _forget(self, target: _Target) -> None:
+        if target in self._targets:
+            self._targets.remove(target)
+
     def _frame_navigated(self, frame: Frame) -> None:
         """A cross-site frame is its own target: give it the same set-up once."""
         if frame.parent_frame is None or frame in self._frames:
@@ -422,7 +433,7 @@ class ConsentController:
             return  # same-process frame: the tab's session already covers it
         target = _Target(self, session, None)
         await target.install()
-        self._targets.append(target)
+        self._keep(target)
         tree = await session.send("Page.getFrameTree")
         await target.run_in_current(str(tree["frameTree"]["frame"]["id"]))
 
@@ -435,7 +446,7 @@ async def _quietly(coro: Any) -> None:
         log.debug("consent.message_dropped", error=str(exc)[:200])
 
 
-_CONTROLLERS: weakref.WeakKeyDictionary[Page, ConsentController] = weakref.WeakKeyDictionary()
+_CONTROLLERS: PerPage[ConsentController] = PerPage("consent")
 
 
 def controller_for(page: Page) -> ConsentController | None:
@@ -464,7 +475,7 @@ async def install_consent(page: Page, settings: Settings) -> None:
     except (PlaywrightError, TimeoutError, KeyError, TypeError) as exc:
         log.warning("consent.install_failed", error=str(exc)[:200])
         return
-    _CONTROLLERS[page] = controller
+    _CONTROLLERS.set(page, controller)
     log.debug(
         "consent.installed",
         mode=mode,

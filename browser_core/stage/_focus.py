@@ -16,11 +16,12 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-import weakref
 from collections.abc import Awaitable, Sequence
 from typing import Any
 
 import structlog
+
+from ._perpage import PerPage
 
 log = structlog.get_logger("browser_core.stage")
 
@@ -391,17 +392,16 @@ class Prepared:
                 await self.world.result().close()
 
 
-_LATEST: weakref.WeakKeyDictionary[Any, Prepared] = weakref.WeakKeyDictionary()
+_LATEST: PerPage[Prepared] = PerPage("stage_world")
 
 
 def prepare(page: Any) -> Prepared:
     """Begin the stage on the document just committed in `page` (no waiting); the next mark
     shown on that page uses it."""
-    old = _LATEST.pop(page, None)
+    old = _LATEST.pop(page)
     if old is not None:
         old.close()
-    ready = _LATEST[page] = Prepared(page)
-    return ready
+    return _LATEST.set(page, Prepared(page))
 
 
 async def in_world(page: Any, function: str, arg: Any, prepared: Prepared | None = None) -> Any:

@@ -44,13 +44,13 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
-from weakref import WeakKeyDictionary
 
 import structlog
 from playwright.async_api import CDPSession, Page
 from playwright.async_api import Error as PlaywrightError
 
 from .._settings import Settings
+from ._perpage import PerPage
 
 log = structlog.get_logger("browser_core.stage.screen")
 
@@ -223,7 +223,7 @@ def add_installer(installer: Installer) -> None:
         INSTALLERS.append(installer)
 
 
-_SESSIONS: WeakKeyDictionary[Page, CDPSession] = WeakKeyDictionary()
+_SESSIONS: PerPage[CDPSession] = PerPage("screen_session")
 
 
 async def prepare_page(page: Page, settings: Settings) -> None:
@@ -265,8 +265,7 @@ async def _evaluate(page: Page, expression: str) -> Any:
     `evaluate` would grant one, letting the page open prompts for the next seconds)."""
     session = _SESSIONS.get(page)
     if session is None:
-        session = await page.context.new_cdp_session(page)
-        _SESSIONS[page] = session
+        session = _SESSIONS.set(page, await page.context.new_cdp_session(page))
     reply = await session.send(
         "Runtime.evaluate", {"expression": expression, "userGesture": False, "silent": True}
     )
