@@ -540,6 +540,30 @@ def test_without_the_proxy_the_fetch_guard_stops_redirect_hops_before_they_are_s
     assert walk.result is None or "internal secret" not in walk.result.reply_text
 
 
+_SUBRESOURCES = {
+    "image": "<img src='{target}/x.png'>",
+    "script": "<script src='{target}/x.js'></script>",
+    "style": "<link rel=stylesheet href='{target}/x.css'>",
+    "frame": "<iframe src='{target}/frame'></iframe>",
+    "fetch": "<script>fetch('{target}/api', {mode: 'no-cors'}).catch(() => 0)</script>",
+}
+
+
+@pytest.mark.parametrize("form", ["127.0.0.1", "localhost", "2130706433"])
+@pytest.mark.parametrize("kind", sorted(_SUBRESOURCES))
+def test_without_the_proxy_a_pages_own_requests_to_internal_hosts_reach_nothing(
+    bare_rig: tuple[BrowseTool, LocalServer, Recorder], kind: str, form: str
+) -> None:
+    tool, public, internal = bare_rig
+    target = f"http://{form}:{internal.port}"
+    page = "<title>Public</title><p>" + "public words " * 60 + _SUBRESOURCES[kind]
+    url = public.route("/page", Reply(page.replace("{target}", target)))
+    walk = tool.run_sync(url, action="read", url=url, ctx=LIVE)
+    assert walk.result is not None and walk.result.success, walk.chain
+    time.sleep(0.5)  # what the page started after its DOM was read
+    assert [data for data in internal.connections if data] == []
+
+
 def test_sources_follow_the_page_when_it_moves_itself(
     bare_rig: tuple[BrowseTool, LocalServer, Recorder],
 ) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
@@ -31,7 +32,9 @@ from ._policy import is_allowed
 log = structlog.get_logger("browser_core.fetch_guard")
 
 # Chrome pauses a request when its canonical URL matches (`*` any run, `?` one character).
-# Over-matching only costs a round trip: the policy decides.
+# Over-matching only costs a round trip: the policy decides. A name with a trailing dot is the
+# same host to Chrome.
+_INTERNAL_NAMES = ("localhost", "local", "internal", "lan", "home.arpa")
 _INTERNAL_PATTERNS = (
     "*://localhost*",
     "*://127.*",
@@ -42,24 +45,20 @@ _INTERNAL_PATTERNS = (
     "*://100.*",
     "*://0.*",
     "*://[*",
-    "*.localhost/*",
-    "*.localhost:*",
-    "*.local/*",
-    "*.local:*",
-    "*.internal/*",
-    "*.internal:*",
-    "*.lan/*",
-    "*.lan:*",
-    "*.home.arpa/*",
-    "*.home.arpa:*",
-    "*://metadata/*",
-    "*://metadata:*",
+    *(
+        f"*.{name}{dot}{end}"
+        for name in _INTERNAL_NAMES
+        for dot in ("", ".")
+        for end in ("/*", ":*")
+    ),
+    *(f"*://metadata{dot}{end}" for dot in ("", ".") for end in ("/*", ":*")),
     "*://instance-data*",
 )
 PATTERNS = (
     {"urlPattern": "*", "resourceType": "Document", "requestStage": "Request"},
     *({"urlPattern": p, "requestStage": "Request"} for p in _INTERNAL_PATTERNS),
 )
+BLOCKED_KEPT = 64  # a tab guarded for days refuses without end: only the latest are kept
 _NOTICE = base64.b64encode(
     b"<!DOCTYPE html><title>Blocked</title><p>This address is not shown on the stream.</p>"
 ).decode("ascii")
@@ -71,7 +70,7 @@ class FetchGuard:
     def __init__(self, session: CDPSession, allow_hosts: Iterable[str]) -> None:
         self.session = session
         self.allow_hosts = tuple(allow_hosts)
-        self.blocked: list[str] = []
+        self.blocked: deque[str] = deque(maxlen=BLOCKED_KEPT)  # the latest refusals
         self._tasks: set[asyncio.Task[None]] = set()
 
     def on_auth(self, event: dict[str, Any]) -> None:

@@ -14,7 +14,6 @@ address rules here after it has resolved a name.
 from __future__ import annotations
 
 import ipaddress
-import re
 import socket
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -44,18 +43,6 @@ _EXTRA_NETS = tuple(
 )
 
 Resolver = Callable[[str], Iterable[str]]
-
-# Requests a page makes to internal addresses by number or well-known name (frames, images,
-# scripts, XHR): matched in Playwright's driver, so other requests never reach Python.
-INTERNAL_REQUEST = re.compile(
-    r"^(?:https?|wss?)://(?:[^/@]*@)?(?:"
-    r"localhost|[^/:?#]*\.(?:localhost|local|internal|lan|home\.arpa)"
-    r"|127(?:\.\d+){3}|10(?:\.\d+){3}|192\.168(?:\.\d+){2}|172\.(?:1[6-9]|2\d|3[01])(?:\.\d+){2}"
-    r"|169\.254(?:\.\d+){2}|100\.(?:6[4-9]|[7-9]\d|1[01]\d|12[0-7])(?:\.\d+){2}"
-    r"|0\.0\.0\.0|0x[0-9a-f.x]+|\d+|\[[^\]]*\]"
-    r")\.?(?::\d+)?(?:[/?#]|$)",
-    re.IGNORECASE,
-)
 
 
 def _resolve(host: str) -> list[str]:
