@@ -222,7 +222,7 @@ def _path(work: Any, origin: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     from bench._fixtures import default_sets, find_heavy, find_light
-    from bench.bench import FloorRow, open_bench
+    from bench._workloads import FloorRow, open_bench
 
     parser = argparse.ArgumentParser(prog="python -m bench._egress_cost", description=__doc__)
     parser.add_argument("--rounds", type=int, default=30, help="timed rounds (default 30)")
