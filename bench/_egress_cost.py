@@ -1,11 +1,14 @@
-"""What the egress guard costs: goto + content of the same pages in the bench's Chromium
-(behind the guard) and in a second Chromium without it, calls interleaved, medians and ratio;
-a third Chromium, also without the guard, is the control (two Chromiums with no guard differ
-by that much); printed beside where the time goes (each load's phases in both tabs, the
-guard's CPU and refusals per page, and `_egress_phases`: one connection step by step).
+"""What the egress guard costs, taken apart: goto + content of the same pages in Chromiums
+that differ in one thing each (the arms of `bench._arms`: behind the guard, the same launch
+without the proxy switch, a second one without (the control), behind a plain pass-through
+SOCKS5 server, behind the guard with its policy checks off, the bench's own Chromium), calls
+interleaved with the order rotated, medians and each arm's ratio to the one without the
+guard; printed with how the arms' switches and preferences differ, each load's phases per
+arm, the proxies' CPU and refusals per page, and `_egress_phases`: one connection step by
+step.
 
 Standalone, in seconds rather than the whole bench's minutes:
-`python -m bench._egress_cost [--rounds 30]`.
+`python -m bench._egress_cost [--rounds 30] [--arms guard,bare,control,socks,unchecked,stage]`.
 """
 
 from __future__ import annotations
@@ -21,9 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench._arms import ARMS, DEFAULT_ARMS, LABELS, Arm, Refuser, close_arm, differences, launch_arm
 from bench._egress_phases import resolution_phases, socket_phases
-from browser_core import launch_chrome, stop_pid
-from browser_core.testing import free_port
 
 TARGET_IDLE = 1.05
 TARGET_BUSY = 1.10
@@ -70,8 +72,8 @@ def _timed(page: Any, url: str) -> tuple[float, list[float]]:
     return (ended - started) * 1000, phases
 
 
-def _guard_cpu_s(pid: int | None) -> float:
-    """User + system CPU seconds the guard process has used (Linux /proc)."""
+def _cpu_s(pid: int | None) -> float:
+    """User + system CPU seconds a process (a proxy) has used (Linux /proc)."""
     if not pid:
         return float("nan")
     try:
@@ -82,7 +84,9 @@ def _guard_cpu_s(pid: int | None) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _log_lines(path: Path) -> int:
+def _log_lines(path: Path | None) -> int:
+    if path is None:
+        return 0
     try:
         with path.open("rb") as fh:
             return sum(1 for _ in fh)
@@ -131,76 +135,112 @@ def ratio_interval(
     return ratios[int(0.05 * draws)], ratios[int(0.95 * draws) - 1]
 
 
-@dataclass
-class Workload:
-    """One page's three tabs: behind the guard, without it, and a second Chromium without it
-    (the control: how far two Chromiums differ with no guard in either)."""
-
-    guarded: Tab = field(default_factory=Tab)
-    bare: Tab = field(default_factory=Tab)
-    control: Tab = field(default_factory=Tab)
+def _proxy_cost(arm: Arm, since: tuple[float, int], loads: int) -> str:
+    """The arm's proxy: CPU and refused connections per page load since `since`."""
+    cpu_ms = (_cpu_s(arm.proxy_pid) - since[0]) * 1000 / loads
+    refused = (_log_lines(arm.proxy_log) - since[1]) / loads
+    who = "guard" if arm.name in ("guard", "stage") else "proxy"
+    return f"{who} CPU {cpu_ms:.1f} ms a page, {refused:.0f} connections refused a page"
 
 
-def _workload_lines(name: str, work: Workload, rounds: int, load: float, extra: str) -> list[str]:
-    g, u = statistics.median(work.guarded.ms), statistics.median(work.bare.ms)
-    low, high = ratio_interval(work.guarded.ms, work.bare.ms)
-    c_low, c_high = ratio_interval(work.control.ms, work.bare.ms)
-    control = statistics.median(work.control.ms) / u
-    target, kind = target_for_load(load)
-    verdict = "ok" if g / u <= target else "OVER"
-    steps = ", ".join(
-        f"{step} {work.guarded.nav_median(i):.1f}/{work.bare.nav_median(i):.1f}"
-        for i, step in enumerate(_NAV_NAMES)
-    )
-    return [
-        f"  {name:<6} behind the guard {g:7.0f} ms, without {u:7.0f} ms (medians of "
-        f"{rounds}); ratio {g / u:.2f}, 90% interval {low:.2f}-{high:.2f} "
-        f"(target for a {kind} machine <= {target:.2f}: {verdict})",
-        f"         control, a second Chromium without the guard against the first: "
-        f"{control:.2f}, 90% interval {c_low:.2f}-{c_high:.2f} (what two Chromiums differ by)",
-        f"         phases, guarded/without, ms: {steps}; {extra}",
-    ]
-
-
-def _unguarded(stage: Any, name: str) -> Any:
-    return launch_chrome(
-        port=free_port(),
-        user_data_dir=str(stage.tmp / name),
-        headless=stage.chrome.headless,
-        egress=False,
-        extra_args=stage.server.chrome_args(),
+def _ratio_line(label: str, tab: Tab, bare: Tab, extra: str = "") -> str:
+    ratio = statistics.median(tab.ms) / statistics.median(bare.ms)
+    low, high = ratio_interval(tab.ms, bare.ms)
+    tail = f"; {extra}" if extra else ""
+    return (
+        f"         {label} against the first: {ratio:.2f}, 90% interval {low:.2f}-{high:.2f}{tail}"
     )
 
 
-def egress_cost(floor: Any, bench: Any, rounds: int, warmup: int = 2) -> list[str]:
-    """Lines for the report. `floor` is the bench's bare-Playwright row (its tab is behind the
-    guard); the comparison tab lives in a Chromium started without the guard, and the control
-    tab in a second one."""
-    stage = bench.stage
-    guard_log = Path(stage.chrome.user_data_dir) / "egress-guard.log"
-    load = os.getloadavg()[0]
-    lines = [f"  {_load()} before"]
-    chromes = [_unguarded(stage, "profile-unguarded"), _unguarded(stage, "profile-control")]
+def _workload_lines(
+    name: str, tabs: dict[str, Tab], rounds: int, load: float, extra: dict[str, str]
+) -> list[str]:
+    bare, lines = tabs["bare"], []
+    guarded = tabs.get("guard")
+    if guarded is not None:
+        g, u = statistics.median(guarded.ms), statistics.median(bare.ms)
+        low, high = ratio_interval(guarded.ms, bare.ms)
+        target, kind = target_for_load(load)
+        verdict = "ok" if g / u <= target else "OVER"
+        lines.append(
+            f"  {name:<6} behind the guard {g:7.0f} ms, without {u:7.0f} ms (medians of "
+            f"{rounds}); ratio {g / u:.2f}, 90% interval {low:.2f}-{high:.2f} "
+            f"(target for a {kind} machine <= {target:.2f}: {verdict})"
+        )
+    else:
+        lines.append(f"  {name:<6} without the guard {statistics.median(bare.ms):7.0f} ms")
+    for arm, tab in tabs.items():
+        if arm not in ("bare", "guard"):
+            label = (
+                "control, a second Chromium without the guard" if arm == "control" else LABELS[arm]
+            )
+            lines.append(_ratio_line(label, tab, bare, extra.get(arm, "")))
+    if guarded is not None:
+        steps = ", ".join(
+            f"{step} {guarded.nav_median(i):.1f}/{bare.nav_median(i):.1f}"
+            for i, step in enumerate(_NAV_NAMES)
+        )
+        lines.append(f"         phases, guarded/without, ms: {steps}; {extra.get('guard', '')}")
+    lines.append(f"         phases of every arm, ms ({', '.join(_NAV_NAMES)}):")
+    for arm, tab in tabs.items():
+        steps = " ".join(f"{tab.nav_median(i):7.1f}" for i in range(len(_NAV_NAMES)))
+        lines.append(f"           {arm:<9} {steps}")
+    return lines
+
+
+def _pages(floor: Any, arms: list[Arm], browsers: list[Any]) -> dict[str, Any]:
+    """One tab per arm: a new one in each Chromium started here, the floor row's in `stage`."""
+    pages = {}
+    for arm in arms:
+        if arm.name == "stage":
+            pages[arm.name] = floor.page
+            continue
+        browser = floor._pw.chromium.connect_over_cdp(arm.chrome.endpoint)
+        browsers.append(browser)
+        pages[arm.name] = browser.contexts[0].new_page()
+    return pages
+
+
+def _measure_arms(floor: Any, bench: Any, arms: list[Arm], rounds: int, warmup: int) -> list[str]:
+    load, lines = os.getloadavg()[0], []
     browsers: list[Any] = []
     try:
-        browsers = [floor._pw.chromium.connect_over_cdp(c.endpoint) for c in chromes]
-        bare, control = (b.contexts[0].new_page() for b in browsers)
+        pages = _pages(floor, arms, browsers)
         for work in bench.workloads:
-            tabs = Workload()
-            cpu, refused = _guard_cpu_s(stage.chrome.egress_pid), _log_lines(guard_log)
-            pages = [(floor.page, tabs.guarded), (bare, tabs.bare), (control, tabs.control)]
-            _measure(pages, floor.url(work), rounds, warmup)
-            loads = warmup + rounds
-            cpu_ms = (_guard_cpu_s(stage.chrome.egress_pid) - cpu) * 1000 / loads
-            per_page = (_log_lines(guard_log) - refused) / loads
-            extra = f"guard CPU {cpu_ms:.1f} ms a page, {per_page:.0f} connections refused a page"
+            tabs = {arm.name: Tab() for arm in arms}
+            since = {a.name: (_cpu_s(a.proxy_pid), _log_lines(a.proxy_log)) for a in arms}
+            _measure([(pages[a.name], tabs[a.name]) for a in arms], floor.url(work), rounds, warmup)
+            extra = {
+                a.name: _proxy_cost(a, since[a.name], warmup + rounds) for a in arms if a.proxied
+            }
             lines += _workload_lines(work.name, tabs, rounds, load, extra)
     finally:
         for browser in browsers:
             with contextlib.suppress(Exception):
                 browser.close()
-        for chrome in chromes:
-            stop_pid(chrome.pid)
+    return lines
+
+
+def egress_cost(
+    floor: Any, bench: Any, rounds: int, warmup: int = 2, arms: tuple[str, ...] = DEFAULT_ARMS
+) -> list[str]:
+    """Lines for the report. `floor` is the bench's bare-Playwright row (its Playwright runs
+    every arm's tab; its own tab is the `stage` arm's); every other arm is a Chromium started
+    here, with identical switches and preferences but for the proxy (see `bench._arms`)."""
+    unknown = [a for a in arms if a not in ARMS]
+    if unknown or "bare" not in arms:
+        raise ValueError(f"arms must include bare and be among {', '.join(ARMS)}: {arms}")
+    lines = [f"  {_load()} before"]
+    refuser, started = Refuser(), []
+    try:
+        for name in arms:
+            started.append(launch_arm(name, bench.stage, refuser))
+        lines += differences(started)
+        lines += _measure_arms(floor, bench, started, rounds, warmup)
+    finally:
+        for arm in started:
+            close_arm(arm)
+        refuser.close()
     lines.append(f"  {_load()} after")
     return lines + breakdown(bench, rounds)
 
@@ -220,12 +260,31 @@ def _path(work: Any, origin: str) -> str:
     return "/search" if work.action == "search" else str(work.target).removeprefix(origin)
 
 
+def parse_arms(text: str) -> tuple[str, ...]:
+    """`--arms guard,bare,...` as a tuple, checked (an unknown arm is a usage error)."""
+    arms = tuple(a.strip() for a in text.split(",") if a.strip())
+    unknown = [a for a in arms if a not in ARMS]
+    if unknown or "bare" not in arms:
+        raise argparse.ArgumentTypeError(
+            f"unknown arm {', '.join(unknown)}: choose among {', '.join(ARMS)}"
+            if unknown
+            else "the arms must include bare (the one every ratio is against)"
+        )
+    return arms
+
+
 def main(argv: list[str] | None = None) -> int:
     from bench._fixtures import default_sets, find_heavy, find_light
     from bench._workloads import FloorRow, open_bench
 
     parser = argparse.ArgumentParser(prog="python -m bench._egress_cost", description=__doc__)
     parser.add_argument("--rounds", type=int, default=30, help="timed rounds (default 30)")
+    parser.add_argument(
+        "--arms",
+        type=parse_arms,
+        default=DEFAULT_ARMS,
+        help=f"comma-separated, among {','.join(ARMS)} (default {','.join(DEFAULT_ARMS)})",
+    )
     args = parser.parse_args(argv)
     fixtures = default_sets(None)
     bench = open_bench(find_heavy(fixtures), find_light(fixtures), headful=False)
@@ -234,8 +293,8 @@ def main(argv: list[str] | None = None) -> int:
         floor = FloorRow(bench.stage)
         for work in bench.workloads:  # warm: connect and load each page once, untimed
             floor.run(work)
-        print("egress guard: goto + content, this Chromium (behind it) vs one without it:")
-        print("\n".join(egress_cost(floor, bench, args.rounds)), flush=True)
+        print("egress guard: goto + content, the same pages in each arm's Chromium:")
+        print("\n".join(egress_cost(floor, bench, args.rounds, arms=args.arms)), flush=True)
     finally:
         if floor is not None:
             floor.close()

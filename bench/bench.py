@@ -36,7 +36,8 @@ BENCH = ROOT / "bench"
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != BENCH]
 sys.path.insert(0, str(ROOT))
 
-from bench._egress_cost import egress_cost  # noqa: E402
+from bench._arms import ARMS, DEFAULT_ARMS  # noqa: E402
+from bench._egress_cost import egress_cost, parse_arms  # noqa: E402
 from bench._fixtures import article_files, default_sets, find_heavy, find_light  # noqa: E402
 from bench._serve import read_page  # noqa: E402
 from bench._stage import Stage  # noqa: E402
@@ -508,6 +509,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--light", type=Path, help="the light article page")
     parser.add_argument("--rows", default="1,2,3,4,5,6", help="rows to run (default all)")
     parser.add_argument("--headful", action="store_true", help="a visible Chromium (Xvfb)")
+    parser.add_argument(
+        "--egress-arms",
+        type=parse_arms,
+        default=DEFAULT_ARMS,
+        help=f"the egress comparison's arms, among {','.join(ARMS)} (default "
+        f"{','.join(DEFAULT_ARMS)}; see bench/_arms.py)",
+    )
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write results as JSON")
     parser.add_argument("--log-level", default="warning", help="the tool's log level (warning)")
     args = parser.parse_args(argv)
@@ -595,8 +603,9 @@ def main(argv: list[str] | None = None) -> int:
         measure(rows, floor, bench, args.iterations, args.warmup, results)
         ratios = report(results, bench)
         side_measurements(args, bench, fixtures)
-        print("\negress guard: goto + content, this Chromium (behind it) vs one without it:")
-        print("\n".join(egress_cost(floor, bench, 5 if args.smoke else 30)))
+        print("\negress guard: goto + content, the same pages in each arm's Chromium:")
+        rounds = 5 if args.smoke else 30
+        print("\n".join(egress_cost(floor, bench, rounds, arms=args.egress_arms)))
         if args.json:
             write_json(args.json, results, ratios, bench)
     finally:

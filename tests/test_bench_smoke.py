@@ -46,7 +46,11 @@ def test_the_bench_smoke_run_prints_the_table_and_the_ratios() -> None:
     for name in ("overhead-heavy", "overhead-light", "client-overhead-heavy"):
         assert math.isfinite(_ratio(out, name))
     assert "serving cost" in out and "extraction" in out and "wrapper overhead" in out
-    # The egress guard's cost, beside where its time goes, with the load it was measured at.
+    # The egress guard's cost, beside where its time goes, with the load it was measured at,
+    # between Chromiums launched alike but for the proxy switch (checked on their command lines).
+    assert re.search(r"^  guard +against bare: added --proxy-server=socks5://", out, re.M), out
+    assert re.search(r"^  control +against bare: the same$", out, re.M), out
+    assert "UNFAIR" not in out
     ratio = r"ratio \d+\.\d\d, 90% interval \d+\.\d\d-\d+\.\d\d \(target"
     assert re.search(rf"^  heavy\s+behind the guard .* {ratio}", out, re.M), out
     for step in (

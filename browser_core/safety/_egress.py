@@ -193,13 +193,10 @@ class EgressGuard:
 
     async def decide(self, host: str, port: int) -> list[tuple[str, int]]:
         """The addresses to connect to, in order, or `Refused` with the reason."""
-        host = host.strip("[]").rstrip(".").lower()
-        mapped = self.host_map.get(host)
-        if mapped:
-            address, _, mapped_port = mapped.rpartition(":")
-            return [(address.strip("[]"), int(mapped_port))]
-        if "*" in self.host_map and not _is_ip(host):  # like Chrome's `MAP * ~NOTFOUND`
-            raise Refused("name not resolved (not mapped)", REP_HOST_UNREACHABLE)
+        host = normal_host(host)
+        mapped = self.mapped(host)
+        if mapped is not None:
+            return mapped
         allowed = host_allowed(host, port, self.allow_hosts)
         reason = None if allowed else name_reason(host)
         if reason:
@@ -210,6 +207,17 @@ class EgressGuard:
             if reason:
                 raise Refused(f"{reason} (resolved from the name)" if address != host else reason)
         return [(address, port) for address in addresses]
+
+    def mapped(self, host: str) -> list[tuple[str, int]] | None:
+        """Where `host_map` sends `host` (a `normal_host`), None when it is not mapped;
+        `Refused` for a name the map's `*` leaves unresolved."""
+        target = self.host_map.get(host)
+        if target:
+            address, _, mapped_port = target.rpartition(":")
+            return [(address.strip("[]"), int(mapped_port))]
+        if "*" in self.host_map and not _is_ip(host):  # like Chrome's `MAP * ~NOTFOUND`
+            raise Refused("name not resolved (not mapped)", REP_HOST_UNREACHABLE)
+        return None
 
     async def _resolve(self, host: str, port: int) -> list[str]:
         try:
@@ -280,6 +288,11 @@ class EgressGuard:
             log.warning("egress.refused", host=host[:253], port=port, reason=exc.reason)
         else:  # not resolvable or not answering: the web's problem, not a policy event
             log.info("egress.failed", host=host[:253], port=port, reason=exc.reason)
+
+
+def normal_host(host: str) -> str:
+    """A SOCKS request's host as the guard compares it: no brackets, no final dot, lower case."""
+    return host.strip("[]").rstrip(".").lower()
 
 
 def _is_ip(host: str) -> bool:
