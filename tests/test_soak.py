@@ -16,10 +16,13 @@ from bench._stage import Stage, open_stage
 from bench.soak import (
     KINDS,
     Runner,
+    Snapshot,
+    SoakReport,
     connection_of,
     live_tasks,
     object_counts,
     plan,
+    print_report,
     run_soak,
     serve_site,
 )
@@ -106,3 +109,22 @@ def test_a_recycled_driver_leaves_the_old_connection_to_the_collector(
     assert connection_of(runner) is not connection(), "no recycle happened"
     assert page() is None, "the page of the dropped connection is still alive"
     assert connection() is None, "the dropped connection is still alive"
+
+
+def _snap(python_mb: float, ours: int, kept: int) -> Snapshot:
+    return Snapshot(2, python_mb, 150.0, 900.0, 300.0, 120.0, ours + kept, kept, 2)
+
+
+def test_a_long_soak_is_headlined_by_the_growth_after_its_first_thousand_calls(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`make soak OPS=5000`: the last line is the growth from operation 1,000 to the end (the
+    warm-up before it is not counted), in memory and in live Playwright objects."""
+    curve = [(500, _snap(90.0, 20, 200)), (1000, _snap(96.0, 22, 300)), (1500, _snap(99.5, 21, 90))]
+    report = SoakReport(1500, _snap(70.0, 20, 10), _snap(99.5, 21, 90), curve=curve)
+    print_report(report)
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last == (
+        "long soak: growth from operation 1000 to 1500: +3.5 MB (target < 20 MB: met); "
+        "playwright objects -1 ours, -211 in all"
+    )
