@@ -40,7 +40,7 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from ._cdp_raw import tab_responds
-from ._chrome import cdp_targets, close_target, load_state, new_target
+from ._chrome import cdp_targets, close_target, load_state
 from ._errors import (
     BlockedUrl,
     CdpUnreachable,
@@ -51,6 +51,7 @@ from ._errors import (
 from ._health import PROBE_TIMEOUT_S, ChromeHealth, HealthMonitor, ProbeResult, probe
 from ._memory import driver_node_options
 from ._settings import Settings
+from ._spare_tabs import BLANK_URLS, SpareTabs
 from ._tablock import TabLock
 from .safety._fetch_guard import install_fetch_guard
 from .safety._policy import check_url, is_allowed
@@ -174,6 +175,7 @@ class Driver:
         self._downloads = 0
         self._replaced: set[str] = set()  # tabs closed as stuck: never adopted again
         self._after: asyncio.Future[None] | None = None  # the stage's work after an answer
+        self._spares = SpareTabs()  # blank tabs opened over HTTP while replacing one
 
     # -- public ---------------------------------------------------------------------------
 
@@ -591,16 +593,24 @@ class Driver:
 
     async def _replace_over_http(self, endpoint: str, target_id: str) -> None:
         """Open a blank tab, make it the owned one, then close `target_id` over HTTP (in this
-        order: closing Chrome's last tab would end Chrome)."""
+        order: closing Chrome's last tab would end Chrome). The blank tab is a spare until
+        our tab exists: if another tab ends up ours, it is closed again (`_close_spares`)."""
         self._page = None
         self._replaced.add(target_id)
-        try:
-            self._target_id = await asyncio.wait_for(asyncio.to_thread(new_target, endpoint), 2.0)
-        except (TimeoutError, OSError, CdpUnreachable):
-            self._target_id = None  # the next step opens one over CDP
+        self._target_id = await self._spares.open(endpoint)  # None: the next step opens one
         self._save_target_id()
         with contextlib.suppress(TimeoutError, OSError):
             await asyncio.wait_for(asyncio.to_thread(close_target, endpoint, target_id), 2.0)
+
+    async def _close_spares(self) -> None:
+        """Our tab exists: close the blank tabs opened while replacing one that did not
+        become it, so the tab strip shows ours alone (bounded; one it cannot close is left)."""
+        if self._spares.empty:
+            return
+        keep = (self._target_id, self._load_target_id())  # ours, and another process's
+        closed = await self._spares.close_all(self.settings.cdp_endpoint, keep)
+        if closed:
+            log.info("driver.spare_tabs_closed", target_ids=closed)
 
     async def _adopt_or_open(self) -> Page:
         assert self._browser is not None
@@ -617,27 +627,32 @@ class Driver:
             log.info("driver.tab_opened", target_id=self._target_id)
         else:
             log.info("driver.tab_adopted", target_id=self._target_id)
+        await self._close_spares()
         await self._prepare(page)
         self._page = page
         return page
 
     async def _start_tab(self, context: BrowserContext) -> Page | None:
         """The blank tab a Chrome started by `stream-browser chrome` opened: it becomes the
-        owned tab, so that Chrome shows one tab, ours (a tab someone navigated is theirs)."""
+        owned tab, so that Chrome shows one tab, ours (a tab someone navigated is theirs).
+        Without a record of it (a Chrome restarted some other way), a Chrome whose only tab
+        is blank while the tab we owned is gone shows that tab: it becomes ours too."""
         chrome = load_state(self.settings.state_dir, self.settings.cdp_port)
-        if chrome is None or not chrome.start_target or self.settings.cdp_url:
-            return None
-        if chrome.start_target in self._replaced:
+        known = None if chrome is None or self.settings.cdp_url else chrome.start_target
+        lone = self._target_id is not None and len(context.pages) == 1
+        if not known and not lone:
             return None
         for page in context.pages:
-            if page.url not in ("about:blank", "chrome://newtab/", "chrome://new-tab-page/"):
+            if page.url not in BLANK_URLS:
                 continue
             with contextlib.suppress(PlaywrightError):
-                if await _target_id(context, page) == chrome.start_target:
-                    self._target_id = chrome.start_target
-                    self._save_target_id()
-                    log.info("driver.start_tab_adopted", target_id=self._target_id)
-                    return page
+                target_id = await _target_id(context, page)
+                if target_id in self._replaced or (target_id != known and not lone):
+                    continue
+                self._target_id = target_id
+                self._save_target_id()
+                log.info("driver.start_tab_adopted", target_id=target_id, recorded=bool(known))
+                return page
         return None
 
     async def _find_owned(self, context: BrowserContext) -> Page | None:
