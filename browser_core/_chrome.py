@@ -21,7 +21,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -386,23 +386,68 @@ def _write_json(path: Path, data: dict[str, object], what: str) -> None:
 # What a page could otherwise put on the broadcast screen by itself, closed Chrome-wide in
 # the profile of a Chrome we start (measured on Chromium 156, headful on Xvfb): downloads are
 # refused with no file and no bubble (`download_restrictions` 3 = block all), `print()`
-# shows no preview (`printing.enabled`), and a crash leaves no "Restore pages?" bubble
-# (`exit_type`, with `--hide-crash-restore-bubble`).
-SCREEN_PREFS: dict[str, dict[str, object] | int] = {
+# shows no preview (`printing.enabled`), a crash leaves no "Restore pages?" bubble
+# (`exit_type`, with `--hide-crash-restore-bubble`), and a popup no user gesture opened
+# (`window.open` on a timer, attached or not) is refused by Chrome's popup blocker: its
+# default is pinned to block (2) and the sites allowed popups are forgotten, so a profile
+# where someone once allowed them cannot open a second tab on the stream. A link a person
+# clicks (a user gesture) still opens its tab, as in any Chrome; while a driver is attached
+# that tab is closed at once. (`--block-new-web-contents` is a headless-shell switch: the
+# Chrome we start ignores it.) An empty mapping clears what the profile holds there.
+SCREEN_PREFS: dict[str, object] = {
     "download_restrictions": 3,
     "download_bubble": {"partial_view_enabled": False},
     "download": {"prompt_for_download": False},
     "printing": {"enabled": False},
-    "profile": {"exit_type": "Normal", "exited_cleanly": True},
+    "profile": {
+        "exit_type": "Normal",
+        "exited_cleanly": True,
+        "default_content_setting_values": {"popups": 2},
+        "content_settings": {"exceptions": {"popups": {}}},
+    },
 }
+# Chrome's own while it runs (a crash sets them): pinned at start, not checked by `doctor`.
+_CHROME_KEEPS = ("profile.exit_type", "profile.exited_cleanly")
 # Chrome-wide (Local State): HTTP sign-in schemes that draw a dialog are not offered, so a
 # 401 `WWW-Authenticate: Basic` (page or iframe) shows the page's own error body, never
 # Chrome's "Sign in" dialog, even while no driver is attached to cancel it.
-LOCAL_STATE_PREFS: dict[str, dict[str, object]] = {"auth": {"schemes": "negotiate"}}
+LOCAL_STATE_PREFS: dict[str, object] = {"auth": {"schemes": "negotiate"}}
+
+
+def _leaves(prefs: Mapping[str, object], prefix: str = "") -> Iterator[tuple[str, object]]:
+    """(dotted path, value) of every setting in `prefs`; an empty mapping is one setting."""
+    for key, value in prefs.items():
+        if isinstance(value, Mapping) and value:
+            yield from _leaves(value, f"{prefix}{key}.")
+        else:
+            yield f"{prefix}{key}", value
+
+
+def _pref(data: object, path: str) -> object:
+    for key in path.split("."):
+        data = data.get(key) if isinstance(data, dict) else None
+    return data
+
+
+def _holds(have: object, want: object) -> bool:
+    if isinstance(want, Mapping) and not want:
+        return not have  # cleared: Chrome may drop the empty mapping, or keep it
+    return have == want
+
+
+def _set_pref(data: dict[str, object], path: str, value: object) -> None:
+    *parents, last = path.split(".")
+    for key in parents:
+        child = data.get(key)
+        if not isinstance(child, dict):
+            child = data[key] = {}
+        data = child
+    data[last] = dict(value) if isinstance(value, Mapping) else value
 
 
 def _merge_json(path: Path, wanted: Mapping[str, object]) -> None:
-    """Set `wanted` (nested one level) in the JSON file at `path`; untouched when it holds."""
+    """Set `wanted` (nested mappings, see `_leaves`) in the JSON file at `path`; untouched
+    when it holds already."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -410,17 +455,10 @@ def _merge_json(path: Path, wanted: Mapping[str, object]) -> None:
     if not isinstance(data, dict):
         data = {}
     changed = False
-    for key, value in wanted.items():
-        if isinstance(value, Mapping):
-            section = data.get(key)
-            if not isinstance(section, dict):
-                section = data[key] = {}
-            for name, item in value.items():
-                changed = changed or section.get(name) != item
-                section[name] = item
-        else:
-            changed = changed or data.get(key) != value
-            data[key] = value
+    for name, value in _leaves(wanted):
+        if not _holds(_pref(data, name), value):
+            _set_pref(data, name, value)
+            changed = True
     if changed:
         _write_json(path, data, "the broadcast preferences")
 
@@ -725,15 +763,9 @@ def _pref_findings(profile_dir: Path) -> list[str]:
         except (OSError, ValueError):
             found.append(f"cannot read {path}")
             continue
-        for key, value in wanted.items():
-            if key == "profile":
-                continue  # the exit type is Chrome's own while it runs
-            have = data.get(key) if isinstance(data, dict) else None
-            items = value.items() if isinstance(value, Mapping) else [(None, value)]
-            for name, item in items:
-                got = have.get(name) if isinstance(have, dict) and name else have
-                if got != item:
-                    found.append(f"preference {key}{'.' + name if name else ''} is not {item!r}")
+        for name, value in _leaves(wanted):
+            if name not in _CHROME_KEEPS and not _holds(_pref(data, name), value):
+                found.append(f"preference {name} is not {value!r}")
     return found
 
 

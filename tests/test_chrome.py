@@ -1,8 +1,10 @@
 """Starting the broadcast Chrome's virtual display: a display socket left behind by a killed X
-server must not make Chrome start with no display (it exits at once)."""
+server must not make Chrome start with no display (it exits at once). The profile preferences
+pinned at every start change only what they name."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import socket
 import subprocess
@@ -15,6 +17,7 @@ from browser_core._chrome import (
     _display_answers,
     _start_xvfb,
     pin_protocol_shim,
+    pin_screen_prefs,
     stop_pid,
 )
 
@@ -71,3 +74,42 @@ def test_chromes_path_finds_a_shim_that_says_chrome_handles_every_scheme_and_not
     (folder / "xdg-settings").write_text("#!/bin/sh\necho no\n")
     pin_protocol_shim(str(tmp_path))  # a changed shim is written again at the next start
     assert xdg("check", "default-url-scheme-handler", "tel", "x.desktop").stdout.strip() == "yes"
+
+
+def test_pinning_the_screen_preferences_refuses_popups_and_keeps_the_other_settings(
+    tmp_path: Path,
+) -> None:
+    prefs = tmp_path / "Default" / "Preferences"
+    prefs.parent.mkdir()
+    site = "https://example.com:443,*"
+    prefs.write_text(
+        json.dumps(
+            {
+                "profile": {
+                    "default_content_setting_values": {"popups": 1, "notifications": 2},
+                    "content_settings": {
+                        "exceptions": {
+                            "popups": {site: {"setting": 1}},
+                            "cookies": {site: {"setting": 2}},
+                        }
+                    },
+                    "name": "Broadcast",
+                },
+                "printing": {"enabled": True, "print_header_footer": False},
+            }
+        )
+    )
+    pin_screen_prefs(str(tmp_path))
+    data = json.loads(prefs.read_text())
+    profile = data["profile"]
+    assert profile["default_content_setting_values"] == {"popups": 2, "notifications": 2}
+    assert profile["content_settings"]["exceptions"] == {
+        "popups": {},
+        "cookies": {site: {"setting": 2}},
+    }
+    assert profile["name"] == "Broadcast" and profile["exit_type"] == "Normal"
+    assert data["printing"] == {"enabled": False, "print_header_footer": False}
+    assert data["download_restrictions"] == 3
+    before = prefs.stat().st_mtime_ns
+    pin_screen_prefs(str(tmp_path))  # nothing to change: the file is left alone
+    assert prefs.stat().st_mtime_ns == before

@@ -20,6 +20,8 @@ import shutil
 import signal
 import struct
 import subprocess
+import sys
+import threading
 import time
 import wave
 from collections.abc import Iterator
@@ -42,7 +44,7 @@ from browser_core._cdp_raw import cdp_calls, tab_responds
 from browser_core._chrome import free_port, save_state
 from search import BrowseTool, ToolContext, client
 from tests._server import LocalServer, Reply
-from tests._service_proc import start_service, wait_until
+from tests._service_proc import clean_env, start_service, wait_until
 from tests.conftest import make_settings
 
 LIVE = ToolContext(broadcasting=True)
@@ -168,7 +170,17 @@ class Screen:
         prefs = profile / "Default" / "Preferences"
         if not prefs.exists():  # downloads would go here (they must not happen at all)
             prefs.parent.mkdir(parents=True, exist_ok=True)
-            prefs.write_text(json.dumps({"download": {"default_directory": str(self.downloads)}}))
+            # A profile where someone once allowed popups, everywhere and for this server.
+            site = f"http://127.0.0.1:{self.server.port},*"
+            allowed = {
+                "default_content_setting_values": {"popups": 1},
+                "content_settings": {"exceptions": {"popups": {site: {"setting": 1}}}},
+            }
+            prefs.write_text(
+                json.dumps(
+                    {"download": {"default_directory": str(self.downloads)}, "profile": allowed}
+                )
+            )
         port = self.chrome.port if self.chrome else free_port()
         with _display_env(self.display):
             self.chrome = launch_chrome(
@@ -493,6 +505,42 @@ def test_with_no_driver_attached_chrome_itself_never_asks_to_open_another_progra
     assert_clean(screen)
 
 
+# Polls the server for its cue (no user gesture: a fetch grants none), then opens a tab.
+POPPER = (
+    "<script>const cue = setInterval(async () => {"
+    " if ((await (await fetch('/cue')).text()) !== 'go') return;"
+    " clearInterval(cue); window.popped = String(window.open('/hazard/plain', '_blank'));"
+    " }, 100);</script>"
+)
+
+
+def test_with_no_driver_attached_a_popup_on_a_timer_after_a_cli_read_opens_no_tab(
+    screen: Screen,
+) -> None:
+    """`stream-browser read URL --local`, a process that exits; five seconds later the page
+    calls `window.open` (the profile once allowed popups: the pinned preferences win)."""
+    assert screen.chrome is not None
+    go = threading.Event()
+    screen.server.route("/cue", lambda h: Reply("go" if go.is_set() else "wait"))
+    url = screen.server.route("/popper", Reply(ARTICLE.format(extra=POPPER)))
+    env = clean_env(
+        CDP_PORT=str(screen.chrome.port),
+        SB_STATE_DIR=str(screen.state),
+        SB_ALLOW_HOSTS="127.0.0.1",
+        SB_SERVICE_URL="off",
+        GEMINI_CLI=str(screen.tmp / "no-gemini-here"),
+    )
+    cli = [sys.executable, "-m", "search", "--env-file", "/nonexistent/.env", "read", url]
+    done = subprocess.run([*cli, "--local"], env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 0 and "calm sentence" in done.stdout, done.stderr[-2000:]
+    time.sleep(5.0)  # past the 5 s a user gesture lasts, had the read given one
+    go.set()
+    assert wait_until(lambda: len(screen.tabs()) > 1 or screen.evaluate("window.popped"), 5.0)
+    time.sleep(2.0)  # a tab the call made would be in the list by now
+    assert_clean(screen)
+    assert screen.evaluate("window.popped") == "null"  # refused, not opened and closed
+
+
 def test_after_chrome_is_killed_the_restarted_one_shows_no_restore_bubble(
     screen: Screen,
 ) -> None:
@@ -586,6 +634,7 @@ def test_doctor_names_what_a_chrome_we_attach_to_lacks_for_a_clean_screen(
     assert "no --window-position=0,0" in findings
     assert "preference download_restrictions is not 3" in findings
     assert "preference printing.enabled is not False" in findings
+    assert "preference profile.default_content_setting_values.popups is not 2" in findings
     assert "no xdg-settings shim first on its PATH" in findings
 
 
