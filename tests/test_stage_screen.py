@@ -108,9 +108,10 @@ HAZARDS = {
         "\"<iframe src='tel:+15550101' style='display:none'></iframe>\";"
     ),
 }
-# A button over the page's top left; what its click does (the click is a real one, over CDP
-# Input, so the page holds a user gesture): at once, or on a timer after the click.
+# A button at the page's top left, above the text; what its click does (the click is a real
+# one, over CDP Input, so the page holds a user gesture): at once, or on a timer after it.
 BUTTON = (
+    "<style>body {{ padding-top: 140px }}</style>"  # the text starts below it: covers none
     "<button id=go style='position:fixed;left:0;top:0;width:300px;height:120px'>Call</button>"
     "<form id=f action='zoommtg://zoom.us/join'></form>"
     "<script>document.getElementById('go').addEventListener('click', () => {{"

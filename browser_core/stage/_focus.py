@@ -21,6 +21,7 @@ from typing import Any
 
 import structlog
 
+from ._covers import SCROLL_JS, Covers
 from ._perpage import PerPage
 
 log = structlog.get_logger("browser_core.stage")
@@ -51,17 +52,10 @@ MAX_PARAGRAPHS = 80
 MAX_NODES = 20000
 MATCH_MS = 40  # the text match's own time limit, inside the page
 
-# Jump near the target at once (so it is in view when the answer returns), then glide the
-# last stretch smoothly: a smooth scroll across a long article takes about 1.5 s in Chromium.
-_SCROLL_JS = r"""
-const sbScrollTo = (range) => {
-  const ih = innerHeight, r = range.getBoundingClientRect();
-  const target = scrollY + r.top - 0.25 * ih;
-  if (r.top >= 0.08 * ih && r.bottom <= 0.9 * ih) return;
-  const gap = target - scrollY, glide = Math.min(Math.abs(gap), 0.2 * ih) * Math.sign(gap);
-  window.scrollTo({top: target - glide, behavior: 'instant'});
-  window.scrollTo({top: target, behavior: 'smooth'});
-};
+# The scroll to a mark leaves room for the bars the page pins (`_covers.SCROLL_JS`).
+_SCROLL_JS = (
+    SCROLL_JS
+    + r"""
 const sbReady = (capMs) => document.readyState !== 'loading' ? null : new Promise((done) => {
   document.addEventListener('DOMContentLoaded', done, {once: true});
   setTimeout(done, capMs);
@@ -72,6 +66,7 @@ const sbRect = (range) => {
           vw: innerWidth, vh: innerHeight};
 };
 """
+)
 
 _PASSAGE_JS = (
     r"""async ({paragraphs, best, name, context, maxNodes, maxMs, capMs}) => {
@@ -447,7 +442,44 @@ async def show_passage(
         "maxMs": MATCH_MS,
         "capMs": int(CAP_S * 1000),
     }
+    if budget_s is None:  # after the answer: with nothing of the page's drawn over it
+        return await bounded("passage", _uncovered(page, arg, prepared), None)
     return await on_page("passage", page, in_world(page, _PASSAGE_JS, arg, prepared), budget_s)
+
+
+async def _uncovered(page: Any, arg: dict[str, Any], prepared: Prepared | None) -> Any:
+    """The passage marked and scrolled to (with room for the page's bars), then what the page
+    draws over it hidden and its scrolling unlocked (`_covers`); what the page draws later
+    is watched for in the background, without the tab (`_covers.WATCH_S`)."""
+    shown = await in_world(page, _PASSAGE_JS, arg, prepared)
+    ready = prepared or _LATEST.get(page)
+    for borrow in (True, False):  # the world prepared at commit; a new one if it is gone
+        covers = None
+        try:
+            covers = await _covers_for(page, ready if borrow else None)
+            if covers is None:
+                continue
+            await covers.check()
+        except Exception as exc:  # the page moved on, or went
+            log.debug("stage.covers_failed", error=str(exc)[:200], borrowed=borrow)
+            if covers is not None:
+                await covers.close()
+            continue
+        start(covers.watch())
+        break
+    return shown
+
+
+async def _covers_for(page: Any, ready: Prepared | None) -> Covers | None:
+    """Covers over the world prepared for this document (once its stylesheet is in: its CSS
+    agent is free then), or over a new one when `ready` is None."""
+    if ready is None:
+        return Covers(await World.open(page), PASSAGE, owns_world=True)
+    world = ready.world
+    if not world.done() or world.cancelled() or world.exception() is not None:
+        return None
+    await asyncio.wait({ready.styled}, timeout=CAP_S)
+    return Covers(world.result(), PASSAGE, owns_world=False)
 
 
 async def show_result(

@@ -1,0 +1,203 @@
+"""Nothing the page draws covers the passage the assistant talks about, as a viewer sees it: a
+headful Chromium filling an Xvfb display of this module's own (1280x720, a 720p stream),
+started as `stream-browser chrome` starts it, and stand-ins of pages that draw over their own
+text (tests/_onair.py: a fixed 170 px header, a newsletter modal 0.8 s after load, a consent
+dialog no rule knows, an advertisement interstitial that locks scrolling, an app sheet over
+half the viewport).
+
+Two seconds after a read with a question returns: the element at the centre of the
+highlighted passage's first line belongs to the passage, that line is inside the viewport,
+the highlight's colour is on the display itself, the page scrolls (html and body are not
+`overflow: hidden`, and `scrollBy` moves it), the tab strip holds our tab alone, the page's
+own text is all still in its DOM, and the next read takes its usual time.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from bench._display import Display
+from browser_core import ChromeProcess, Settings, cdp_targets, launch_chrome, stop_pid
+from browser_core._cdp_raw import cdp_calls
+from browser_core._chrome import free_port, save_state
+from search import BrowseTool, ToolContext
+from tests import _onair
+from tests._server import LocalServer
+from tests.conftest import make_settings
+
+LIVE = ToolContext(broadcasting=True)
+SIZE = (1280, 720)
+AFTER_S = 2.0  # when a viewer looks: two seconds after the call returned
+# page -> the page's own element that must still be in its DOM (hidden or not) afterwards
+KEPT = {
+    "header": ".site-top",
+    "sticky": ".site-top",
+    "newsletter": ".layer-box",
+    "consent": "#pv-box",
+    "interstitial": ".ad-gate",
+    "sheet": ".app-sheet",
+}
+SHOWN = ("header", "sticky")  # the page's own bars: room is left for them, they stay
+
+LOOK_JS = """(() => {
+  const h = CSS.highlights.get('stream-browser-passage');
+  const ranges = h ? [...h] : [];
+  const se = document.scrollingElement, html = document.documentElement;
+  const words = document.body.innerText.length;
+  if (!ranges.length) return {found: 0, words};
+  const range = ranges[0], r = range.getClientRects()[0];
+  const hit = document.elementFromPoint((r.left + r.right) / 2, (r.top + r.bottom) / 2);
+  const anc = range.commonAncestorContainer;
+  const top = anc.nodeType === 1 ? anc : anc.parentElement;
+  return {found: ranges.length, text: range.toString().slice(0, 60), words,
+    line: {top: r.top, bottom: r.bottom, left: r.left, right: r.right},
+    vw: innerWidth, vh: innerHeight,
+    hit: hit ? hit.outerHTML.slice(0, 100) : null,
+    belongs: !!hit && top.contains(hit) && range.intersectsNode(hit),
+    overflow: [getComputedStyle(html).overflowY, getComputedStyle(document.body).overflowY],
+    scrollable: se.scrollHeight > se.clientHeight};
+})()"""
+SCROLLS_JS = """(() => { const se = document.scrollingElement, y = se.scrollTop;
+  window.scrollBy({top: y > 100 ? -60 : 60, behavior: 'instant'});
+  const moved = se.scrollTop !== y; window.scrollTo({top: y, behavior: 'instant'});
+  return moved; })()"""
+
+
+@pytest.fixture(scope="module")
+def display() -> Iterator[Display]:
+    screen = Display(SIZE)
+    yield screen
+    screen.close()
+
+
+@pytest.fixture(scope="module")
+def pages(server: LocalServer) -> dict[str, str]:
+    return _onair.route_all(server)
+
+
+@pytest.fixture(scope="module")
+def headful(
+    tmp_path_factory: pytest.TempPathFactory, server: LocalServer, display: Display
+) -> Iterator[tuple[ChromeProcess, Path]]:
+    """The broadcast Chrome on this module's display, its start tab recorded as ours."""
+    tmp = tmp_path_factory.mktemp("covers")
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("DISPLAY", display.name)
+        proc = launch_chrome(
+            port=free_port(),
+            user_data_dir=str(tmp / "profile"),
+            window=display.size,
+            allow_hosts=(f"127.0.0.1:{server.port}",),
+        )
+    save_state(str(tmp / "state"), proc)
+    yield proc, tmp
+    stop_pid(proc.pid)
+    if proc.egress_pid:
+        stop_pid(proc.egress_pid)
+
+
+@pytest.fixture(scope="module")
+def settings(headful: tuple[ChromeProcess, Path]) -> Settings:
+    proc, tmp = headful
+    return make_settings(proc, tmp, settle_ms=300)
+
+
+@pytest.fixture(scope="module")
+def tool(settings: Settings) -> Iterator[BrowseTool]:
+    tool = BrowseTool(settings)
+    yield tool
+    tool.close()
+
+
+def read(tool: BrowseTool, url: str) -> tuple[Any, float]:
+    started = time.monotonic()
+    result = tool.call(_onair.QUESTION, action="read", url=url, ctx=LIVE)
+    return result, time.monotonic() - started
+
+
+def tabs(settings: Settings) -> list[dict[str, str]]:
+    return [t for t in cdp_targets(settings.cdp_endpoint) if t.get("type") == "page"]
+
+
+def evaluate(settings: Settings, expression: str) -> Any:
+    """`expression` in the page's own world over raw CDP (as any script of the page)."""
+    (tab,) = tabs(settings)
+    reply = cdp_calls(
+        tab["webSocketDebuggerUrl"],
+        [("Runtime.evaluate", {"expression": expression, "returnByValue": True})],
+        5.0,
+    )
+    return reply["result"]["result"].get("value")
+
+
+def highlight_pixels(screen: np.ndarray) -> int:
+    """Pixels of the passage's highlight colour on the display (over white, or over text)."""
+    r, g, b = (screen[:, :, i].astype(int) for i in range(3))
+    return int(((r > 225) & (g > 200) & (g < 250) & (b < 150)).sum())
+
+
+@pytest.fixture(scope="module")
+def usual(tool: BrowseTool, pages: dict[str, str]) -> float:
+    """The plain article's read time in this run (the next call is compared with it)."""
+    times = [read(tool, pages["plain"])[1] for _ in range(3)]
+    return sorted(times)[1]
+
+
+@pytest.mark.parametrize("name", list(KEPT))
+def test_two_seconds_after_a_read_nothing_the_page_drew_covers_the_highlighted_passage(
+    tool: BrowseTool,
+    settings: Settings,
+    pages: dict[str, str],
+    display: Display,
+    usual: float,
+    tmp_path: Path,
+    name: str,
+) -> None:
+    result, _ = read(tool, pages[name])
+    assert result is not None and result.success, result
+    time.sleep(AFTER_S)
+    shot = display.grab()
+    display.save_png(tmp_path / f"{name}.png")  # for a person looking at a failure
+    look = evaluate(settings, LOOK_JS)
+    where = json.dumps(look)[:600] + f" (screen: {tmp_path / name}.png)"
+    assert look["found"], where
+    assert look["belongs"], where
+    line, vh, vw = look["line"], look["vh"], look["vw"]
+    assert line["top"] >= 0 and line["bottom"] <= vh and 0 <= line["left"] < vw, where
+    assert highlight_pixels(shot) > 3000, where
+    assert look["scrollable"] and "hidden" not in look["overflow"], where
+    assert evaluate(settings, SCROLLS_JS), where
+    assert look["words"] >= sum(len(p) for p in _onair.PARAGRAPHS), where  # no text removed
+    kept = evaluate(
+        settings,
+        f"(() => {{ const e = document.querySelector('{KEPT[name]}');"
+        " return e && getComputedStyle(e).visibility; })()",
+    )
+    assert kept == "visible" if name in SHOWN else kept, (name, kept)
+    assert evaluate(settings, "document.querySelectorAll('[style]').length") == 0  # none of ours
+    assert len(tabs(settings)) == 1
+    after, took = read(tool, pages["plain"])
+    assert after is not None and after.success
+    assert took < 3 * usual + 0.5, (took, usual)
+
+
+def test_a_page_whose_article_is_inside_a_fixed_layer_keeps_it(
+    tool: BrowseTool, settings: Settings, pages: dict[str, str], display: Display
+) -> None:
+    """A web app's shell (the whole article in one fixed layer that scrolls on its own) is
+    the page itself: what holds the passage is never taken for a cover."""
+    result, _ = read(tool, pages["shell"])
+    assert result is not None and result.success
+    time.sleep(AFTER_S)
+    look = evaluate(settings, LOOK_JS)
+    assert look["found"] and look["belongs"], look
+    assert highlight_pixels(display.grab()) > 3000
+    shown = "getComputedStyle(document.querySelector('.shell')).visibility"
+    assert evaluate(settings, shown) == "visible"
