@@ -2,8 +2,10 @@
 so a person can look at what the audience would see.
 
 Offline: the actions replay recorded sessions (tests/recordings) on a headful Chromium that
-fills a virtual display of its own; each picture is the whole display (Chrome's own UI
-included), taken when the action returns and again once the screen has settled.
+fills a virtual display of its own, then a read with a question of a local stand-in of a page
+that pins a 170 px header over its article (tests/_onair.py: the passage must sit below it);
+each picture is the whole display (Chrome's own UI included), taken when the action returns
+and again once the screen has settled.
 `SCREENS_DIR=folder` chooses where (default test-results/screens); `--caption` turns the
 optional caption on (`SB_CAPTION=true`).
 """
@@ -47,6 +49,7 @@ ACTIONS = (
     ("play", "youtube-play-first-result-ru", None),
 )
 SETTLED_S = 1.0  # the smooth scroll's last stretch and the marks' colour
+STAND_IN = "header"  # tests/_onair.py: the page read last, with its question
 
 
 async def replay(
@@ -62,6 +65,19 @@ async def replay(
     finally:
         await driver.close()
     return outcome.ok, outcome.text.splitlines()[1][:90] if outcome.text.count("\n") else ""
+
+
+async def read_stand_in(url: str, base: Settings) -> tuple[bool, str]:
+    """Read a local stand-in page with the question its article answers."""
+    from tests._onair import QUESTION
+
+    driver = Driver(base)
+    try:
+        outcome = await run_action(driver, "read", url, base, question=QUESTION)
+        await drain(2.0)
+    finally:
+        await driver.close()
+    return outcome.ok, url
 
 
 async def stop(base: Settings) -> tuple[bool, str]:
@@ -82,15 +98,22 @@ def shoot(display: Display, out: Path, name: str) -> list[Path]:
 
 
 def run(out: Path, caption: bool) -> int:
+    from tests._onair import route_all
+    from tests._server import LocalServer
+
     display = Display()
     tmp = Path(tempfile.mkdtemp(prefix="sb-screens-"))
     os.environ["DISPLAY"] = display.name
+    server = LocalServer()
+    stand_in = route_all(server)[STAND_IN]
+    local = f"127.0.0.1:{server.port}"
     chrome = launch_chrome(
         port=free_port(),
         user_data_dir=str(tmp / "profile"),
         headless=False,
         window=display.size,
         extra_args=("--window-position=0,0",),
+        allow_hosts=(local,),
     )
     base = build_settings(
         cdp_port=chrome.port,
@@ -98,6 +121,7 @@ def run(out: Path, caption: bool) -> int:
         cache_ttl_s=0,
         gemini_cli=str(tmp / "no-gemini-here"),
         caption=caption,
+        allow_hosts=(local,),
     )
     save_state(base.state_dir, chrome)  # as `stream-browser chrome` does: its start tab is ours
     failed = 0
@@ -106,6 +130,7 @@ def run(out: Path, caption: bool) -> int:
             (action, replay(action, case, base, question)) for action, case, question in ACTIONS
         ]
         steps.append(("stop", stop(base)))
+        steps.append((f"read-{STAND_IN}", read_stand_in(stand_in, base)))
         for number, (name, step) in enumerate(steps, 1):
             ok, note = asyncio.run(step)
             failed += not ok
@@ -113,6 +138,9 @@ def run(out: Path, caption: bool) -> int:
             print(f"{name:<7} {'ok' if ok else 'FAILED':<7} {files[0]}  {note}")
     finally:
         stop_pid(chrome.pid)
+        if chrome.egress_pid:
+            stop_pid(chrome.egress_pid)
+        server.stop()
         display.close()
     return 1 if failed else 0
 
