@@ -27,9 +27,10 @@ from bench._display import Display
 from browser_core import ChromeProcess, Settings, cdp_targets, launch_chrome, stop_pid
 from browser_core._cdp_raw import cdp_calls
 from browser_core._chrome import free_port, save_state
-from search import BrowseTool, ToolContext
+from search import BrowseTool, ToolContext, client
 from tests import _onair
 from tests._server import LocalServer
+from tests._service_proc import start_service
 from tests.conftest import make_settings
 
 LIVE = ToolContext(broadcasting=True)
@@ -201,3 +202,34 @@ def test_a_page_whose_article_is_inside_a_fixed_layer_keeps_it(
     assert highlight_pixels(display.grab()) > 3000
     shown = "getComputedStyle(document.querySelector('.shell')).visibility"
     assert evaluate(settings, shown) == "visible"
+
+
+def test_through_the_service_a_late_modal_is_taken_off_the_passage_too(
+    headful: tuple[ChromeProcess, Path],
+    settings: Settings,
+    pages: dict[str, str],
+    display: Display,
+) -> None:
+    """The watch for late covers runs in the service's own process, after its answer (the
+    service takes turns on the same tab with this module's in-process tool)."""
+    proc, tmp = headful
+    service = start_service(proc, tmp / "state")
+    try:
+        answer = client.browse(
+            _onair.QUESTION,
+            action="read",
+            url=pages["newsletter"],
+            broadcasting=True,
+            service_url=service.url,
+            token=service.token,
+        )
+        assert answer is not None and answer["result"]["success"], answer
+        time.sleep(AFTER_S)
+        look = evaluate(settings, LOOK_JS)
+        assert look["found"] and look["belongs"], look
+        assert "hidden" not in look["overflow"], look
+        assert highlight_pixels(display.grab()) > 3000
+        assert evaluate(settings, "!!document.querySelector('.layer-box')")  # still there
+        assert len(tabs(settings)) == 1
+    finally:
+        service.stop()
