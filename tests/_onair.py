@@ -137,6 +137,23 @@ for (const b of document.querySelectorAll('#pv-box button')) b.addEventListener(
   document.getElementById('pv-box').remove();
   document.documentElement.classList.remove('layer-open'); }});</script>"""
 
+# The same newsletter as a modal `<dialog>` (the top layer, its own ::backdrop), and as a
+# framework's portal: fixed layers three levels down in the app's root, beside the article.
+DIALOG_STYLE = """
+dialog.signup { width: 520px; border: 0; border-radius: 10px; padding: 28px;
+  font: 17px/1.45 sans-serif }
+dialog.signup::backdrop { background: rgba(0, 0, 0, 0.62) }
+"""
+DIALOG = """<dialog class="signup"><h2>Get the morning briefing</h2>
+<p>The day's harbour news in your inbox before the first ferry leaves.</p>
+<button>Subscribe</button> <button>No thanks</button></dialog>
+<script>document.querySelector('dialog.signup').showModal();
+document.documentElement.classList.add('layer-open');</script>"""
+PORTAL = """<div class="portal"><div class="portal-inner"><div class="layer-dim"></div>
+<div class="layer-box" role="dialog" aria-modal="true"><h2>Before you go on</h2>
+<p>Sign in to keep reading the Harbour Gazette.</p><button class="main">Sign in</button>
+</div></div></div><script>document.documentElement.classList.add('layer-open');</script>"""
+
 INTERSTITIAL_STYLE = """
 .ad-gate { position: fixed; inset: 0; z-index: 2000; background: #f1f1f1;
   display: flex; flex-direction: column; align-items: center; justify-content: center;
@@ -200,6 +217,8 @@ PAGES: dict[str, str] = {
     "interstitial": page(style=INTERSTITIAL_STYLE, after=INTERSTITIAL),
     "sheet": page(hero=220, style=SHEET_STYLE, after=SHEET),
     "sticky": page(hero=900, style=STICKY_STYLE, before=HEADER),
+    "dialog": page(style=LAYER_STYLE + DIALOG_STYLE, after=DIALOG),
+    "portal": page(style=LAYER_STYLE, before='<div id="app">', after=PORTAL + "</div>"),
     "shell": page(style=SHELL_STYLE, before='<div class="shell">', after="</div>"),
     **{f"consent-{lang}": consent_page(lang) for lang in CONSENT_TEXT},
 }

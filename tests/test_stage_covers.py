@@ -44,6 +44,7 @@ KEPT = {
     "consent": "#pv-box",
     "interstitial": ".ad-gate",
     "sheet": ".app-sheet",
+    "portal": ".portal .layer-box",
 }
 SHOWN = ("header", "sticky")  # the page's own bars: room is left for them, they stay
 
@@ -233,3 +234,23 @@ def test_through_the_service_a_late_modal_is_taken_off_the_passage_too(
         assert len(tabs(settings)) == 1
     finally:
         service.stop()
+
+
+def test_a_modal_dialog_and_its_backdrop_are_off_the_passage(
+    tool: BrowseTool, settings: Settings, pages: dict[str, str], display: Display
+) -> None:
+    """A `<dialog>` opened with showModal() is hidden with its ::backdrop and the lock lifted.
+    The page keeps it open (only the page may close it), so Chrome keeps the rest of the
+    document inert: `elementFromPoint` answers the root there, while the display shows the
+    passage, in its highlight's own colour (a backdrop left over it would darken that)."""
+    result, _ = read(tool, pages["dialog"])
+    assert result is not None and result.success
+    time.sleep(AFTER_S)
+    assert highlight_pixels(display.grab()) > 3000
+    look = evaluate(settings, LOOK_JS)
+    assert look["found"] and "hidden" not in look["overflow"], look
+    line = look["line"]
+    assert line["top"] >= 0 and line["bottom"] <= look["vh"], look
+    state = "(() => { const d = document.querySelector('dialog.signup');"
+    state += " return [d.open, getComputedStyle(d).visibility]; })()"
+    assert evaluate(settings, state) == [True, "hidden"]

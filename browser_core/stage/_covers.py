@@ -151,17 +151,19 @@ const sbCandidates = (range, lines) => {
       if (!holds(d)) out.add(d);
     }
   } catch (err) { /* no :popover-open */ }
-  // What a viewer sees where the passage's lines are: the topmost box there not holding it.
+  // What a viewer sees where the passage's lines are: of the boxes there that do not hold
+  // it, the outermost fixed or sticky one (else the outermost absolute one).
   for (const line of lines.slice(0, 6)) {
     for (const fx of [0.25, 0.5, 0.75]) {
-      let e = document.elementFromPoint(line.left + fx * (line.right - line.left),
-                                        (line.top + line.bottom) / 2);
-      if (!e || !range || range.intersectsNode(e) && holds(e)) continue;
-      let moved = false;
-      while (e.parentElement && !holds(e.parentElement) && e.parentElement !== body) {
-        moved = moved || positioned(e); e = e.parentElement;
+      const hit = document.elementFromPoint(line.left + fx * (line.right - line.left),
+                                            (line.top + line.bottom) / 2);
+      let pinned = null, placed = null;
+      for (let e = hit; e && e !== body && e !== html && !holds(e); e = e.parentElement) {
+        const p = getComputedStyle(e).position;
+        if (p === 'fixed' || p === 'sticky') pinned = e;
+        else if (p === 'absolute') placed = e;
       }
-      if (!holds(e) && e !== body && e !== html && (moved || positioned(e))) out.add(e);
+      if (pinned || placed) out.add(pinned || placed);
     }
   }
   return out;
