@@ -3,9 +3,10 @@
 One long article about a harbour timetable, and what news and magazine sites put over it: a
 fixed 170 px site header (and a sticky one), a newsletter modal 0.8 s after load, a consent
 dialog no consent rule knows (in English, Korean, Japanese and German), a full-page
-advertisement interstitial that locks scrolling, and an "open in the app" sheet over the
-lower half of the viewport; and a web app's shell (the article inside one fixed layer),
-which is the page itself and must stay.
+advertisement interstitial that locks scrolling, an "open in the app" sheet over the
+lower half of the viewport, a modal `<dialog>` and a sign-in modal in a framework's portal;
+and a web app's shell (the article inside one fixed layer), which is the page itself and
+must stay.
 Written to the shape of such pages (fixed layers, dimmers, `overflow: hidden` on html/body),
 with class names no consent rule matches. `route_all(server)` serves them as `/onair/NAME`.
 """

@@ -12,6 +12,9 @@ shown ("this passage", "this result", "this player"); the stage does it.
   opened result, the player in theater mode); `_caption`: an optional caption of what the
   assistant does. These run after the answer is handed back, on the tab the driver still
   holds for them (`Driver.run(..., show=...)`).
+- `_covers`: nothing the page draws covers the passage (room for its bars when scrolling;
+  overlays, dialogs, sheets and their scroll lock taken off by a stylesheet of ours, also
+  late ones, watched for in the background after the answer).
 """
 
 from ._caption import caption_for, show_caption
