@@ -216,7 +216,7 @@ PAGES: dict[str, str] = {
     "newsletter": page(style=LAYER_STYLE, after=NEWSLETTER),
     "consent": consent_page("en"),
     "interstitial": page(style=INTERSTITIAL_STYLE, after=INTERSTITIAL),
-    "sheet": page(hero=220, style=SHEET_STYLE, after=SHEET),
+    "sheet": page(hero=40, style=SHEET_STYLE, after=SHEET),
     "sticky": page(hero=900, style=STICKY_STYLE, before=HEADER),
     "dialog": page(style=LAYER_STYLE + DIALOG_STYLE, after=DIALOG),
     "portal": page(style=LAYER_STYLE, before='<div id="app">', after=PORTAL + "</div>"),

@@ -69,16 +69,27 @@ const sbInsets = (range) => {
   }
   return {top: Math.min(top, 0.4 * ih), bottom: Math.min(bottom, 0.4 * ih)};
 };
+// What scrolls the passage: the window, or the box of its own a web app scrolls it in.
+const sbScroller = (range) => {
+  const node = range.startContainer;
+  for (let e = node.nodeType === 1 ? node : node.parentElement; e && e !== document.body
+       && e !== document.documentElement; e = e.parentElement) {
+    if (/auto|scroll|overlay/.test(getComputedStyle(e).overflowY)
+        && e.scrollHeight > e.clientHeight + 1) return e;
+  }
+  return window;
+};
 // Jump near the target at once (so it is in view when the answer returns), then glide the
 // last stretch smoothly: a smooth scroll across a long article takes about 1.5 s in Chromium.
 const sbScrollTo = (range) => {
   const ih = innerHeight, r = range.getBoundingClientRect(), room = sbInsets(range);
   const free = ih - room.top - room.bottom;
   if (r.top >= room.top + 0.08 * free && r.bottom <= room.top + 0.9 * free) return false;
-  const target = scrollY + r.top - room.top - 0.25 * free;
-  const gap = target - scrollY, glide = Math.min(Math.abs(gap), 0.2 * ih) * Math.sign(gap);
-  window.scrollTo({top: target - glide, behavior: 'instant'});
-  window.scrollTo({top: target, behavior: 'smooth'});
+  const box = sbScroller(range), from = box === window ? scrollY : box.scrollTop;
+  const gap = r.top - room.top - 0.25 * free;
+  const glide = Math.min(Math.abs(gap), 0.2 * ih) * Math.sign(gap);
+  box.scrollTo({top: from + gap - glide, behavior: 'instant'});
+  box.scrollTo({top: from + gap, behavior: 'smooth'});
   return true;
 };
 """
