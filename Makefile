@@ -13,7 +13,7 @@ MCP_SDK_VERSION := 1.32.2
 MCP_INSPECTOR_VERSION := 0.15.0
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help setup system venv tools tools-inspector2 tools-claude demo serve test check lint typecheck format bench bench-extract \
+.PHONY: help setup system venv tools tools-inspector2 tools-claude demo serve test check lint typecheck format bench bench-extract bench-answers \
         soak screens debug record update-recordings chrome doctor constraints dist clean \
         image base-image image-test
 
@@ -22,7 +22,7 @@ help:
 	@echo "make test    set up and run the whole test suite"
 	@echo "make serve   run the service that alone drives the broadcast Chrome (127.0.0.1:8765)"
 	@echo "make dist    build the wheel and the sdist into dist/"
-	@echo "make lint typecheck format bench bench-extract soak debug record update-recordings"
+	@echo "make lint typecheck format bench bench-extract bench-answers soak debug record update-recordings"
 
 setup: system venv tools
 
@@ -144,6 +144,13 @@ soak: setup
 bench-extract: venv
 	@nice $(PY) bench/extract.py $(FIXTURES) $(if $(READABILITY),--readability $(READABILITY)) \
 	    $(if $(WCXB),--wcxb $(WCXB)) $(if $(HELD_OUT),--held-out $(HELD_OUT))
+
+# Query-focused reads (issue 34): is the answer in what the brain gets, for the opening, plain
+# BM25 and the new read, per language at 6,000 and 1,500 characters. ANSWERS=SQuAD-format
+# files or folders (default tests/fixtures/answers); ANSWERS_ARGS=--service (a sample through
+# `serve` on a real Chromium), --folds 5 (cross-validate the passage settings), --json FILE.
+bench-answers: setup
+	@$(PY) bench/answers.py $(ANSWERS) $(ANSWERS_ARGS)
 
 chrome: setup
 	@$(SB) chrome

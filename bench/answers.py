@@ -1,0 +1,265 @@
+"""`make bench-answers`: does a read that carries the question hand the brain the answer?
+
+Per language and budget (6,000 and 1,500 characters by default), the share of questions
+whose answer, with a few characters of its own context, is in what the brain gets, for
+three readers: the opening (today), plain BM25 over the page's paragraphs, and the new read
+(`search._passages.select`, or the module given with --passages). Pages are Wikipedia-shaped
+(bench/_answer_pages.py) and read by `extract_article` in-process; with --service, a sample
+is read through `stream-browser serve` and the standard-library client on a real Chromium.
+--folds K cross-validates the passage module's settings over articles.
+
+    bench/answers.py [FILE_OR_FOLDER ...] [--budgets 6000 1500] [--service] [--folds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "bench"
+# Run as a script, this folder comes first on sys.path and `bench` would be this file.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != BENCH]
+sys.path.insert(0, str(ROOT))
+
+from bench._answer_cv import DEFAULT_GRID, cross_validate, parse_grid  # noqa: E402
+from bench._answer_data import QuestionSet, load_sets  # noqa: E402
+from bench._answer_eval import (  # noqa: E402
+    READERS,
+    Item,
+    Page,
+    hits,
+    load_passages,
+    median,
+    percentile,
+    prepare,
+    question_kind,
+    read_with,
+    tally,
+    thin,
+    timed_select,
+)
+
+DEFAULT_SETS = (ROOT / "tests" / "fixtures" / "answers",)
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="bench/answers.py", description=__doc__.split("\n\n")[0] if __doc__ else None
+    )
+    parser.add_argument(
+        "sets",
+        nargs="*",
+        type=Path,
+        help="SQuAD-format .json files or folders of them (default: tests/fixtures/answers)",
+    )
+    parser.add_argument("--budgets", type=int, nargs="+", default=[6000, 1500])
+    parser.add_argument("--passages", type=Path, help="the passage module to test (a .py file)")
+    parser.add_argument("--per-page", type=int, default=0, help="at most N questions a page")
+    parser.add_argument("--losses", type=int, default=3, help="lost questions shown a language")
+    parser.add_argument("--service", action="store_true", help="also read through the service")
+    parser.add_argument("--sample", type=int, default=100, help="questions a language, --service")
+    parser.add_argument("--folds", type=int, default=0, help="cross-validate the settings")
+    parser.add_argument("--cv-per-page", type=int, default=5, help="questions a page, --folds")
+    parser.add_argument("--grid", help="NAME=v1,v2;NAME=... (default: a small grid)")
+    parser.add_argument("--seed", type=int, default=34)
+    parser.add_argument("--json", type=Path, help="write the figures here")
+    args = parser.parse_args(argv)
+    if any(b < 200 for b in args.budgets):
+        parser.error("a budget is at least 200 characters (SB_READ_MAX_CHARS' floor)")
+    return args
+
+
+def describe_sets(sets: list[QuestionSet], pages: list[Page], items: list[Item]) -> None:
+    for qset in sets:
+        dropped = ", ".join(f"{k} {v}" for k, v in sorted(qset.dropped.items()))
+        print(
+            f"{qset.language} {qset.name}: {len(qset.articles)} pages, {qset.questions} questions"
+            + (f" (questions: {dropped})" if dropped else "")
+        )
+    print("\nextraction keeps the answer's context (answer ± 8 chars in extract_article's text):")
+    for lang in languages(items):
+        mine = [i for i in items if i.language == lang]
+        kept = sum(i.survived for i in mine)
+        lengths = sorted(len(pages[p].text) for p in {i.page for i in mine})
+        print(
+            f"  {lang}: {kept}/{len(mine)} ({100 * kept / len(mine):.2f}%); page text "
+            f"{lengths[len(lengths) // 2]:,} chars at the median, {lengths[-1]:,} at most"
+        )
+        for item in [i for i in mine if not i.survived][:3]:
+            print(f"    lost: {pages[item.page].article.title!r}: {item.answer!r} ({item.qid})")
+
+
+def languages(items: Sequence[Item]) -> list[str]:
+    return sorted({i.language for i in items})
+
+
+def run_readers(
+    passages: ModuleType, pages: list[Page], items: list[Item], budgets: list[int]
+) -> dict[int, dict[str, list[bool]]]:
+    return {
+        budget: {r: hits(pages, items, budget, read_with(r, passages)) for r in READERS}
+        for budget in budgets
+    }
+
+
+def report(
+    pages: list[Page], items: list[Item], results: dict[int, dict[str, list[bool]]]
+) -> dict[str, Any]:
+    """The table: per language and budget, all questions and those on longer pages."""
+    print(
+        "\nin-process: the answer (± 8 chars of its paragraph, whitespace ignored) "
+        "in what the brain gets"
+    )
+    print(
+        f"{'lang':<5}{'budget':>7} | {'all':>6} {'opening':>8} {'bm25':>7} {'new':>7} | "
+        f"{'longer':>6} {'opening':>8} {'bm25':>7} {'new':>7}"
+    )
+    figures: dict[str, Any] = {}
+    for lang in languages(items):
+        for budget, found in results.items():
+            everything = tally(items, found, [i.language == lang for i in items])
+            longer = tally(
+                items,
+                found,
+                [i.language == lang and len(pages[i.page].text) > budget for i in items],
+            )
+            row = [f"{t.share(r):7.2f}%" for t in (everything,) for r in READERS]
+            row_long = [f"{longer.share(r):7.2f}%" for r in READERS]
+            print(
+                f"{lang:<5}{budget:>7} | {everything.total:>6} {' '.join(row)} | "
+                f"{longer.total:>6} {' '.join(row_long)}"
+            )
+            figures[f"{lang}/{budget}"] = {
+                "questions": everything.total,
+                **{r: everything.share(r) for r in READERS},
+                "longer_questions": longer.total,
+                **{f"longer_{r}": longer.share(r) for r in READERS},
+            }
+    return figures
+
+
+def report_losses(
+    pages: list[Page], items: list[Item], results: dict[int, dict[str, list[bool]]], shown: int
+) -> None:
+    """Where the new read misses: by question kind (pages longer than the budget), and the
+    first few questions it lost that plain BM25 or the opening kept."""
+    print("\nthe new read by question kind (pages longer than the budget): new / bm25, questions")
+    for budget, found in results.items():
+        for lang in languages(items):
+            kinds: dict[str, list[int]] = {}
+            for n, item in enumerate(items):
+                if item.language != lang or len(pages[item.page].text) <= budget:
+                    continue
+                counts = kinds.setdefault(question_kind(item), [0, 0, 0])
+                counts[0] += 1
+                counts[1] += found["new"][n]
+                counts[2] += found["bm25"][n]
+            cells = [
+                f"{kind} {100 * c[1] / c[0]:.0f}/{100 * c[2] / c[0]:.0f}% of {c[0]}"
+                for kind, c in sorted(kinds.items(), key=lambda kv: -kv[1][0])
+            ]
+            print(f"  {lang} {budget}: " + "; ".join(cells))
+    print("\nquestions the new read lost that plain BM25 kept:")
+    for budget, found in results.items():
+        for lang in languages(items):
+            lost = [
+                n
+                for n, i in enumerate(items)
+                if i.language == lang and found["bm25"][n] and not found["new"][n]
+            ]
+            print(f"  {lang} {budget}: {len(lost)} questions")
+            for n in lost[:shown]:
+                item = items[n]
+                print(
+                    f"    {item.question!r} -> {item.answer!r} "
+                    f"({pages[item.page].article.title!r}, paragraph {item.paragraph + 1})"
+                )
+
+
+def report_times(
+    passages: ModuleType, pages: list[Page], items: list[Item], budgets: list[int]
+) -> dict[str, Any]:
+    load = os.getloadavg()[0]
+    print(
+        f"\nselect() per read, ms (measured on a busy machine: load {load:.1f} on "
+        f"{os.cpu_count()} cores; pages longer than the budget only)"
+    )
+    figures: dict[str, Any] = {"load": load}
+    for lang in languages(items):
+        mine = thin([i for i in items if i.language == lang], 3)
+        for budget in budgets:
+            with_q, without = timed_select(passages, pages, mine, budget)
+            if not with_q:
+                continue
+            print(
+                f"  {lang} {budget}: median {median(with_q):.2f}, "
+                f"p90 {percentile(with_q, 0.9):.2f} ({len(with_q)} reads); "
+                f"without a question median {median(without):.3f}"
+            )
+            figures[f"{lang}/{budget}"] = {
+                "median_ms": median(with_q),
+                "p90_ms": percentile(with_q, 0.9),
+                "without_question_median_ms": median(without),
+                "reads": len(with_q),
+            }
+    return figures
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        sets = load_sets(args.sets or list(DEFAULT_SETS))
+        passages = load_passages(args.passages)
+        grid = parse_grid(args.grid) if args.grid else DEFAULT_GRID
+    except (ValueError, OSError, ImportError) as exc:
+        print(f"bench/answers.py: {exc}", file=sys.stderr)
+        return 2
+    print(f"passage module: {getattr(passages, '__file__', passages.__name__)}")
+    pages, items = prepare(sets)
+    items = thin(items, args.per_page)
+    describe_sets(sets, pages, items)
+    results = run_readers(passages, pages, items, args.budgets)
+    out: dict[str, Any] = {"in_process": report(pages, items, results)}
+    report_losses(pages, items, results, args.losses)
+    out["select_ms"] = report_times(passages, pages, items, args.budgets)
+    if args.folds:
+        out["cross_validation"] = cross_validate(
+            passages,
+            pages,
+            items,
+            args.budgets,
+            args.folds,
+            grid,
+            per_page=args.cv_per_page,
+            seed=args.seed,
+        )
+    if args.service:
+        from bench._answer_service import service_figures
+
+        sample = sample_items(items, args.sample, args.seed)
+        out["service"] = service_figures(passages, pages, sample, args.budgets)
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=2, ensure_ascii=False), encoding="utf-8")
+    return 0
+
+
+def sample_items(items: list[Item], per_language: int, seed: int) -> list[Item]:
+    """`per_language` questions of each language, drawn at random (seeded), in page order."""
+    rng = random.Random(seed)
+    out: list[Item] = []
+    for lang in languages(items):
+        mine = [i for i in items if i.language == lang]
+        out.extend(sorted(rng.sample(mine, min(per_language, len(mine))), key=lambda i: i.page))
+    return out
+
+
+if __name__ == "__main__":
+    sys.exit(main())
