@@ -71,40 +71,81 @@ class ServiceProcess:
             self.proc.stdout.close()
 
 
-def _envelopes(
-    service: ServiceProcess, stage: Stage, pages: Sequence[Page], items: Sequence[Item]
-) -> tuple[list[str], list[float], int]:
-    """The envelope for each item (empty when the call failed), seconds per call, failures."""
+def _read(service: ServiceProcess, question: str, url: str) -> tuple[str, float]:
+    """One read through the client: the envelope (empty when the call failed), seconds."""
     from search.client import browse_and_search
 
-    envelopes, seconds, failed = [], [], 0
+    started = time.perf_counter()
+    result = browse_and_search(
+        question,
+        action="read",
+        url=url,
+        broadcasting=True,
+        service_url=service.url,
+        token=service.token,
+    )
+    return str((result or {}).get("reply_text") or ""), time.perf_counter() - started
+
+
+def _envelopes(
+    service: ServiceProcess, stage: Stage, pages: Sequence[Page], items: Sequence[Item]
+) -> tuple[list[str], list[float], list[float]]:
+    """The envelope for each item, seconds per read with its question, and seconds per read
+    of the same page with none (the URL alone, as a read without a question is asked)."""
+    envelopes, seconds, bare = [], [], []
     for item in items:
-        started = time.perf_counter()
-        result = browse_and_search(
-            item.question,
-            action="read",
-            url=stage.server.origin + pages[item.page].path,
-            broadcasting=True,
-            service_url=service.url,
-            token=service.token,
-        )
-        seconds.append(time.perf_counter() - started)
-        text = str((result or {}).get("reply_text") or "")
-        failed += not text
-        envelopes.append(text)
-    return envelopes, seconds, failed
+        url = stage.server.origin + pages[item.page].path
+        envelope, took = _read(service, item.question, url)
+        envelopes.append(envelope)
+        seconds.append(took)
+        bare.append(_read(service, url, url)[1])
+    return envelopes, seconds, bare
+
+
+def _row(
+    lang: str,
+    budget: int,
+    items: Sequence[Item],
+    reads: tuple[list[str], list[float], list[float]],
+    local: dict[str, list[bool]],
+) -> dict[str, Any]:
+    """One language's line at one budget: the service against the in-process readers."""
+    envelopes, seconds, bare = reads
+    mine = [n for n, i in enumerate(items) if i.language == lang]
+    found = sum(items[n].needle in normalise(envelopes[n]) for n in mine)
+    row: dict[str, Any] = {
+        "questions": len(mine),
+        "service": 100.0 * found / len(mine),
+        **{f"in_process_{r}": 100.0 * sum(local[r][n] for n in mine) / len(mine) for r in READERS},
+        "median_s": median([seconds[n] for n in mine]),
+        "p90_s": percentile([seconds[n] for n in mine], 0.9),
+        "no_question_median_s": median([bare[n] for n in mine]),
+        "failed": sum(not envelopes[n] for n in mine),
+    }
+    shares = " ".join(f"{row[f'in_process_{r}']:7.2f}%" for r in READERS)
+    print(
+        f"{lang:<5}{budget:>7} {len(mine):>5} {row['service']:7.2f}% | {shares} | "
+        f"{row['median_s']:.2f} {row['p90_s']:.2f}, {row['no_question_median_s']:.2f}, "
+        f"{row['failed']}"
+    )
+    return row
 
 
 def service_figures(
     passages: ModuleType, pages: Sequence[Page], items: Sequence[Item], budgets: Sequence[int]
 ) -> dict[str, Any]:
     """Per language and budget: the service's envelope against the in-process readers on
-    the same sampled questions."""
+    the same sampled questions, and seconds per read with the question and without one."""
     langs = sorted({i.language for i in items})
+    counts = ", ".join(f"{sum(i.language == lang for i in items)} {lang}" for lang in langs)
     print(
-        "\nthrough stream-browser serve and the standard-library client: "
-        + ", ".join(f"{sum(i.language == lang for i in items)} {lang}" for lang in langs)
-        + " questions (sampled), one real Chromium"
+        "\nthrough stream-browser serve and the standard-library client, one real Chromium: "
+        f"{counts} questions (sampled); a read of the same page without a question after each"
+    )
+    print(
+        f"{'lang':<5}{'budget':>7} {'n':>5} {'service':>8} | in-process "
+        + " ".join(f"{r:>8}" for r in READERS)
+        + " | s/read median p90, without a question, failed"
     )
     stage = open_stage()
     figures: dict[str, Any] = {}
@@ -112,40 +153,15 @@ def service_figures(
         for page_index in sorted({i.page for i in items}):
             page = pages[page_index]
             stage.server.add(page.path, Served(page.html.encode("utf-8")))
-        print(
-            f"{'lang':<5}{'budget':>7} {'n':>5} {'service':>8} | in-process: "
-            + " ".join(f"{r:>8}" for r in READERS)
-            + " | s/read median p90, failed"
-        )
         for budget in budgets:
             service = ServiceProcess(stage, budget)
             try:
-                envelopes, seconds, failed = _envelopes(service, stage, pages, items)
+                reads = _envelopes(service, stage, pages, items)
             finally:
                 service.stop()
             local = {r: hits(pages, items, budget, read_with(r, passages)) for r in READERS}
             for lang in langs:
-                mine = [n for n, i in enumerate(items) if i.language == lang]
-                found = sum(items[n].needle in normalise(envelopes[n]) for n in mine)
-                shares = {r: 100.0 * sum(local[r][n] for n in mine) / len(mine) for r in READERS}
-                times = [seconds[n] for n in mine]
-                lost = sum(not envelopes[n] for n in mine)
-                print(
-                    f"{lang:<5}{budget:>7} {len(mine):>5} {100.0 * found / len(mine):7.2f}% | "
-                    + "             "
-                    + " ".join(f"{shares[r]:7.2f}%" for r in READERS)
-                    + f" | {median(times):.2f} {percentile(times, 0.9):.2f}, {lost}"
-                )
-                figures[f"{lang}/{budget}"] = {
-                    "questions": len(mine),
-                    "service": 100.0 * found / len(mine),
-                    **{f"in_process_{r}": shares[r] for r in READERS},
-                    "median_s": median(times),
-                    "p90_s": percentile(times, 0.9),
-                    "failed": lost,
-                }
-            if failed:
-                print(f"  {failed} calls at {budget} gave no envelope (see the service's log)")
+                figures[f"{lang}/{budget}"] = _row(lang, budget, items, reads, local)
     finally:
         stage.close()
     return figures
