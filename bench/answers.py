@@ -68,6 +68,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--sample", type=int, default=100, help="questions a language, --service")
     parser.add_argument("--folds", type=int, default=0, help="cross-validate the settings")
     parser.add_argument("--cv-per-page", type=int, default=5, help="questions a page, --folds")
+    parser.add_argument(
+        "--folds-only", action="store_true", help="with --folds: no table, only the folds"
+    )
     parser.add_argument("--grid", help="NAME=v1,v2;NAME=... (default: a small grid)")
     parser.add_argument("--seed", type=int, default=34)
     parser.add_argument("--json", type=Path, help="write the figures here")
@@ -226,10 +229,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     pages, items = prepare(sets)
     items = thin(items, args.per_page)
     describe_sets(sets, pages, items)
-    results = run_readers(passages, pages, items, args.budgets)
-    out: dict[str, Any] = {"in_process": report(pages, items, results)}
-    report_losses(pages, items, results, args.losses)
-    out["select_ms"] = report_times(passages, pages, items, args.budgets)
+    out: dict[str, Any] = {}
+    if not (args.folds and args.folds_only):
+        results = run_readers(passages, pages, items, args.budgets)
+        out["in_process"] = report(pages, items, results)
+        report_losses(pages, items, results, args.losses)
+        out["select_ms"] = report_times(passages, pages, items, args.budgets)
     if args.folds:
         out["cross_validation"] = cross_validate(
             passages,
