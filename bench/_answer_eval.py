@@ -49,7 +49,6 @@ __all__ = [
 
 CONTEXT = 8  # characters of the answer's own paragraph on each side
 READERS = ("opening", "bm25", "new")
-DRAFT = Path("/tmp/work/_passages.py")  # the lead's draft, until search._passages is on main
 _SPACE = re.compile(r"\s+")
 
 
@@ -181,18 +180,12 @@ def plain_bm25(text: str, question: str, budget: int) -> str:
 
 
 def load_passages(path: Path | None = None) -> ModuleType:
-    """The passage module under test: `path` if given, else `search._passages` when it is
-    installed, else the lead's draft at /tmp/work/_passages.py."""
+    """The passage module under test: `search._passages`, or the .py file at `path` (a
+    variant to compare, loaded under its own name)."""
     if path is None:
-        try:
-            return importlib.import_module("search._passages")
-        except ImportError:
-            path = DRAFT
+        return importlib.import_module("search._passages")
     if not path.is_file():
-        raise FileNotFoundError(
-            f"no passage module: search._passages is not installed and {path} is missing "
-            "(give one with --passages FILE)"
-        )
+        raise FileNotFoundError(f"--passages {path}: no such file")
     spec = importlib.util.spec_from_file_location("_bench_passages", path)
     if spec is None or spec.loader is None:
         raise ImportError(f"{path} cannot be imported as a module")
@@ -226,21 +219,20 @@ def hits(
 
 def timed_select(
     passages: ModuleType, pages: Sequence[Page], items: Sequence[Item], budget: int
-) -> tuple[list[float], list[float]]:
-    """Milliseconds per `select` call with the question, and with none (today's read), on
-    the items' pages; only pages longer than the budget (shorter ones return at once)."""
-    with_q, without = [], []
+) -> tuple[list[float], list[float], list[bool]]:
+    """Milliseconds per `select` call with the item's question and with none (today's
+    read) on its page, and whether the page is longer than the budget."""
+    with_q, without, longer = [], [], []
     for item in items:
         text = pages[item.page].text
-        if len(text) <= budget:
-            continue
         started = time.perf_counter()
         passages.select(text, item.question, budget)
         middle = time.perf_counter()
         passages.select(text, None, budget)
         with_q.append((middle - started) * 1000)
         without.append((time.perf_counter() - middle) * 1000)
-    return with_q, without
+        longer.append(len(text) > budget)
+    return with_q, without, longer
 
 
 def thin(items: list[Item], per_page: int) -> list[Item]:

@@ -5,31 +5,17 @@ mode chooses on the other folds, and the service path reads through `serve`."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from bench._answer_data import load_sets
 from bench._answer_eval import normalise, prepare
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "answers"
-DRAFT = Path("/tmp/work/_passages.py")
-
-
-def passages_args() -> list[str]:
-    """The passage module: search._passages once it is on this branch (then nothing to
-    pass), else the lead's draft; without either there is no new read to measure."""
-    if importlib.util.find_spec("search._passages") is not None:
-        return []
-    if DRAFT.is_file():
-        return ["--passages", str(DRAFT)]
-    pytest.skip("no passage module yet: search/_passages.py is not on this branch")
 
 
 def run_bench(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
@@ -68,9 +54,8 @@ def test_built_pages_look_like_articles_and_extraction_keeps_every_answer() -> N
 
 
 def test_the_new_read_keeps_at_least_the_openings_answers(tmp_path: Path) -> None:
-    extra = passages_args()
     out = tmp_path / "figures.json"
-    proc = run_bench(str(FIXTURES), "--per-page", "25", "--json", str(out), *extra)
+    proc = run_bench(str(FIXTURES), "--per-page", "25", "--json", str(out))
     assert proc.returncode == 0, proc.stderr[-2000:]
     for lang in ("en", "ja", "zh"):
         assert re.search(rf"^  {lang}: \d+/\d+ \(100\.00%\)", proc.stdout, re.M), proc.stdout
@@ -91,7 +76,6 @@ def test_the_new_read_keeps_at_least_the_openings_answers(tmp_path: Path) -> Non
 
 
 def test_the_folds_mode_reports_a_choice_per_held_out_fold(tmp_path: Path) -> None:
-    extra = passages_args()
     proc = run_bench(
         str(FIXTURES),
         "--per-page",
@@ -102,7 +86,6 @@ def test_the_folds_mode_reports_a_choice_per_held_out_fold(tmp_path: Path) -> No
         "K1=0.9,1.2",
         "--cv-per-page",
         "4",
-        *extra,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     folds = re.findall(r"^  fold (\d): chosen K1=([\d.]+): ", proc.stdout, re.M)
@@ -113,7 +96,6 @@ def test_the_folds_mode_reports_a_choice_per_held_out_fold(tmp_path: Path) -> No
 
 
 def test_the_service_path_reads_through_serve_with_the_stdlib_client(tmp_path: Path) -> None:
-    extra = passages_args()
     out = tmp_path / "figures.json"
     proc = run_bench(
         str(FIXTURES),
@@ -126,7 +108,6 @@ def test_the_service_path_reads_through_serve_with_the_stdlib_client(tmp_path: P
         "1500",
         "--json",
         str(out),
-        *extra,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     service = json.loads(out.read_text())["service"]
