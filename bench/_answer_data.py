@@ -228,12 +228,15 @@ def explorer_article(page: str, name: str) -> dict[str, Any]:
 def explorer_squad(git_dir: Path, commit: str, folder: str = "explore/1.1/train") -> dict[str, Any]:
     """Every article page under `folder` at `commit` of a SQuAD-explorer clone (git only:
     `git show`), as one SQuAD-format document."""
-    listing = subprocess.run(
-        ["git", "-C", str(git_dir), "ls-tree", "--name-only", commit, folder + "/"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.split()
+    listing = (
+        subprocess.run(  # -z: names as they are (Beyoncé.html is not quoted)
+            ["git", "-C", str(git_dir), "ls-tree", "-z", "--name-only", commit, folder + "/"],
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode("utf-8")
+        .split("\0")
+    )
     data = []
     for path in sorted(listing):
         name = path.rsplit("/", 1)[-1].removesuffix(".html")
