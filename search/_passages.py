@@ -202,7 +202,7 @@ def select(
         return Selection(
             text=text, passages=tuple(scored), best=top, whole_chars=whole, scored=len(scored)
         )
-    chosen, lead = _fill(scored, _lead(text, scored[0], budget), budget)
+    chosen, lead = _fill(text, scored, _lead(text, scored[0], budget), budget)
     body, kept = _render(text, chosen, lead)
     best = max((p for p in chosen if p is not lead), key=lambda p: p.score, default=None)
     return Selection(
@@ -231,27 +231,79 @@ def _lead(text: str, first: Passage, budget: int) -> Passage | None:
 
 
 def _fill(
-    scored: list[Passage], lead: Passage | None, budget: int
+    text: str, scored: list[Passage], lead: Passage | None, budget: int
 ) -> tuple[list[Passage], Passage | None]:
     """The best passages that fit (each counted with a gap mark: an upper bound of what it
-    adds), then, while room is left, the unscored ones in page order (the opening, as
-    today). The lead is dropped when the passage it opens is kept whole."""
+    adds), each window cut inside a paragraph widened by the sentence on either side of its
+    cut (an answer that ends or opens a sentence keeps its context), then, while room is
+    left, the unscored ones in page order (the opening, as today). The lead is dropped when
+    the passage it opens is kept whole."""
     room = budget - 2 * len(GAP) - 2  # a gap mark before the first and after the last
     if lead is not None:
         room -= lead.end - lead.start + len(GAP) + 2
     chosen: list[Passage] = []
     order = sorted(range(len(scored)), key=lambda i: (-scored[i].score, i))
-    for i in order:
-        candidate = scored[i]
-        cost = candidate.end - candidate.start + len(GAP) + 2
-        if lead is not None and candidate.start <= lead.start < candidate.end:
-            cost -= lead.end - lead.start + len(GAP) + 2  # it holds the lead
-        if cost <= room:
-            chosen.append(candidate)
-            room -= cost
-            if lead is not None and candidate.start <= lead.start < candidate.end:
-                lead = None
+    for positive in (True, False):
+        for i in order:
+            candidate = scored[i]
+            if (candidate.score > 0.0) != positive or _covered(candidate, chosen):
+                continue
+            cost = candidate.end - candidate.start + len(GAP) + 2
+            holds_lead = lead is not None and candidate.start <= lead.start < candidate.end
+            if holds_lead and lead is not None:
+                cost -= lead.end - lead.start + len(GAP) + 2
+            if cost <= room:
+                chosen.append(candidate)
+                room -= cost
+                if holds_lead:
+                    lead = None
+        if positive:
+            chosen, room = _widen(text, chosen, room)
     return chosen, lead
+
+
+def _covered(candidate: Passage, chosen: list[Passage]) -> bool:
+    return any(p.start <= candidate.start and candidate.end <= p.end for p in chosen)
+
+
+def _widen(text: str, chosen: list[Passage], room: int) -> tuple[list[Passage], int]:
+    """Each chosen window (best first) with the sentence before and after its cuts inside
+    its paragraph, while room is left."""
+    out: list[Passage] = []
+    for window in chosen:
+        start, end = window.start, window.end
+        after = _next_sentence_end(text, end)
+        if after is not None and after - end <= room:
+            room -= after - end
+            end = after
+        before = _previous_sentence_start(text, start)
+        if before is not None and start - before <= room:
+            room -= start - before
+            start = before
+        out.append(Passage(start, end, window.score))
+    return out, room
+
+
+def _next_sentence_end(text: str, end: int) -> int | None:
+    """The end of the sentence after `end`, when `end` cuts a paragraph."""
+    stop = text.find("\n", end)
+    stop = len(text) if stop < 0 else stop
+    if not text[end:stop].strip():
+        return None
+    match = _SENTENCE_END.search(text, end + 1, stop)
+    return _rstrip(text, end, match.end() if match else stop)
+
+
+def _previous_sentence_start(text: str, start: int) -> int | None:
+    """The start of the sentence before `start`, when `start` cuts a paragraph."""
+    para = text.rfind("\n", 0, start) + 1
+    if not text[para:start].strip():
+        return None
+    last = para
+    for match in _SENTENCE_END.finditer(text, para, start):
+        if match.end() < start:
+            last = match.end()
+    return last
 
 
 def _render(text: str, passages: list[Passage], lead: Passage | None) -> tuple[str, list[Passage]]:
@@ -262,6 +314,10 @@ def _render(text: str, passages: list[Passage], lead: Passage | None) -> tuple[s
     parts: list[str] = []
     previous_end: int | None = None
     for span in spans:
+        if previous_end is not None and span.start < previous_end:  # widened into it
+            parts.append(text[previous_end : span.end])
+            previous_end = max(previous_end, span.end)
+            continue
         if previous_end is not None:
             between = text[previous_end : span.start]
             if between.strip():
