@@ -105,12 +105,11 @@ def test_the_search_snippet_helps_find_the_passage() -> None:
 
 def test_a_window_cut_inside_a_paragraph_keeps_the_sentences_around_its_cuts() -> None:
     sentences = [f"Sentence {i} says the harbour had {i} cranes that year." for i in range(40)]
-    text = " ".join(sentences) + "\nAn unrelated closing paragraph about bridges."
-    question = "How many cranes did the harbour have in sentence 20?"
-    chosen = select(text, question, 1500)
-    assert chosen.focused and "had 20 cranes" in chosen.text
-    at = chosen.text.index("Sentence 20 says")
-    window = next(p for p in chosen.passages if p.start <= text.index("Sentence 20") < p.end)
-    piece = window.text(text)
-    assert not piece.startswith("Sentence 20 says") and not piece.endswith("20 cranes that year.")
-    assert chosen.text[at - 1] == " "  # a sentence of the text before it, not a gap mark
+    plain = " ".join(sentences)
+    cut = split_passages(plain, 750)[1]  # a window that ends inside the paragraph
+    last = plain[cut.start : cut.end].rsplit("Sentence ", 1)[1].split(" ", 1)[0]
+    answer = f"Sentence {last} says the harbour had {last} cranes that year."
+    text = plain.replace(answer, f"Sentence {last} says the lighthouse keeper counted gulls.")
+    after = text[text.index("lighthouse") :].split(". ", 1)[1][:12]  # the next sentence
+    chosen = select(text + "\nA closing paragraph.", "What did the lighthouse keeper count?", 1500)
+    assert chosen.focused and "lighthouse keeper counted gulls. " + after in chosen.text
