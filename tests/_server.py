@@ -24,13 +24,15 @@ _TYPES = {
 
 @dataclass
 class Reply:
-    """A canned reply: status, headers, body, and an optional delay before it is sent."""
+    """A canned reply: status, headers, body, an optional delay before it is sent, and an
+    optional time over which the body trickles out (a slow download)."""
 
     body: bytes | str = b""
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
     content_type: str = "text/html; charset=utf-8"
+    trickle_s: float = 0.0
 
 
 Route = Reply | Callable[[BaseHTTPRequestHandler], Reply]
@@ -94,9 +96,21 @@ class LocalServer:
             for key, value in reply.headers.items():
                 handler.send_header(key, value)
             handler.end_headers()
-            handler.wfile.write(body)
+            _write(handler, body, reply.trickle_s)
         except (BrokenPipeError, ConnectionResetError):
             pass
+
+
+def _write(handler: BaseHTTPRequestHandler, body: bytes, trickle_s: float) -> None:
+    """All of `body` at once, or in 20 pieces spread over `trickle_s` seconds."""
+    if not trickle_s:
+        handler.wfile.write(body)
+        return
+    size = max(1, -(-len(body) // 20))
+    for start in range(0, len(body), size):
+        handler.wfile.write(body[start : start + size])
+        handler.wfile.flush()
+        time.sleep(trickle_s / 20)
 
 
 def _static(path: str) -> Reply:

@@ -22,7 +22,9 @@ from browser_core import (
     launch_chrome,
     stop_pid,
 )
-from browser_core._chrome import free_port
+from browser_core._cdp_raw import cdp_calls
+from browser_core._chrome import close_target, free_port, new_target
+from tests._downloads import DownloadWatch
 from tests._server import LocalServer, Reply
 from tests._service_proc import wait_until
 from tests.conftest import make_settings
@@ -201,8 +203,8 @@ def test_a_redirect_to_an_internal_address_is_refused(
         drv.shutdown()
 
 
-def test_dialogs_are_dismissed_and_downloads_cancelled(
-    sync_driver: SyncDriver, http: LocalServer, tmp_path: Path
+def test_dialogs_are_dismissed_and_downloads_refused(
+    chrome: ChromeProcess, sync_driver: SyncDriver, http: LocalServer
 ) -> None:
     dialog = http.route(
         "/dialog",
@@ -211,21 +213,33 @@ def test_dialogs_are_dismissed_and_downloads_cancelled(
             ".textContent = confirm('sure?') ? 'accepted' : 'dismissed';</script></body>"
         ),
     )
-    assert read_body(sync_driver, dialog) == "dismissed"
-    download = http.route(
-        "/file.bin",
-        Reply(
-            b"\0" * 1000,
-            content_type="application/octet-stream",
-            headers={"Content-Disposition": "attachment"},
-        ),
+    attachment = Reply(
+        b"\0" * 200_000,
+        content_type="application/octet-stream",
+        headers={"Content-Disposition": "attachment"},
     )
+    ours, theirs = http.route("/ours.bin", attachment), http.route("/theirs.bin", attachment)
 
     async def op(page: Any) -> Any:
-        return await sync_driver.driver.navigate(page, download)
+        return await sync_driver.driver.navigate(page, ours)
 
-    outcome = sync_driver.run("download", op)
+    with DownloadWatch(chrome.endpoint) as watch:  # before the driver attaches
+        assert read_body(sync_driver, dialog) == "dismissed"
+        outcome = sync_driver.run("download", op)
+        # A tab that is not ours (the user's, or a popup not closed yet) has no handler of
+        # the driver: while it is attached, Chrome itself refuses the download.
+        other = new_target(chrome.endpoint)
+        try:
+            (tab,) = [t for t in cdp_targets(chrome.endpoint) if t["id"] == other]
+            cdp_calls(tab["webSocketDebuggerUrl"], [("Page.navigate", {"url": theirs})], 5.0)
+            elsewhere = watch.outcome("theirs.bin")
+        finally:
+            close_target(chrome.endpoint, other)
+        ended = watch.outcome("ours.bin")
+        sync_driver.close()
     assert outcome.download is True
+    assert ended in ("refused", "canceled")  # Chrome saw it (the page did try), kept nothing
+    assert elsewhere == "refused"  # not a byte taken, though no handler cancelled it
 
 
 # -- faults: a Chrome of our own that the test can kill, freeze and restart -------------------
@@ -299,6 +313,40 @@ def test_frozen_chrome_is_bounded_by_the_deadline(
         assert read_body(drv, ok) == "ok"
     finally:
         drv.shutdown(close_tab=False)
+
+
+def test_a_download_another_client_lets_through_is_cancelled_by_the_driver(
+    own_chrome: Any, http: LocalServer, tmp_path: Path
+) -> None:
+    """The driver's last defense: when downloads are allowed after all (another DevTools
+    client, or the deny not installed), it cancels each download it sees."""
+    port, _start, procs = own_chrome
+    drv = SyncDriver(make_settings(None, tmp_path, cdp_port=port))
+    slow = http.route(
+        "/slow.bin",
+        Reply(
+            b"\0" * 200_000,
+            content_type="application/octet-stream",
+            headers={"Content-Disposition": "attachment; filename=slow.bin"},
+            trickle_s=4.0,
+        ),
+    )
+    let_through = tmp_path / "let-through"
+    try:
+        assert read_body(drv, http.route("/a", Reply("<p>a</p>"))) == "a"  # attached
+        with DownloadWatch(procs[-1].endpoint, "allow", let_through) as watch:
+
+            async def op(page: Any) -> Any:
+                return await drv.driver.navigate(page, slow)
+
+            outcome = drv.run("download", op)
+            ended = watch.outcome("slow.bin")
+            drv.close()
+    finally:
+        drv.shutdown(close_tab=False)
+    assert outcome.download is True
+    assert ended in ("refused", "canceled")  # never completed: nothing left on disk
+    assert not let_through.exists() or list(let_through.iterdir()) == []
 
 
 def test_no_chrome_reports_cdp_unreachable_with_the_fix(tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ from bench._stage import Stage, open_stage
 from browser_core import Settings, cdp_targets, parse_envelope
 from gemini.testing import FakeGeminiApi, fake_calls, write_fake_gemini
 from search import BrowseTool, ToolContext
-from tests._service_proc import wait_until
+from tests._downloads import DownloadWatch
 
 LIVE = ToolContext(broadcasting=True)
 OFF = ToolContext(broadcasting=False)
@@ -51,6 +51,10 @@ ARTICLE = (
 
 def _stage(tmp: Path, **extra: Any) -> Stage:
     fake = write_fake_gemini(tmp / "bin", "success")
+    # Where a download would land if nothing stopped it (not the user's ~/Downloads).
+    prefs = tmp / "stage" / "profile" / "Default" / "Preferences"
+    prefs.parent.mkdir(parents=True)
+    prefs.write_text(json.dumps({"download": {"default_directory": str(tmp / "downloads")}}))
     settings: dict[str, Any] = {
         "call_deadline_s": DEADLINE_S,
         "nav_timeout_s": 4,
@@ -359,7 +363,7 @@ def test_popups_are_closed_and_the_read_still_answers(site: Stage, tool: BrowseT
     assert page_tabs(site) == before
 
 
-def test_a_download_is_reported_not_saved(site: Stage, tool: BrowseTool) -> None:
+def test_a_download_is_reported_not_saved(site: Stage) -> None:
     url = site.server.add(
         "/report.exe",
         Served(
@@ -368,12 +372,18 @@ def test_a_download_is_reported_not_saved(site: Stage, tool: BrowseTool) -> None
             headers={"Content-Disposition": "attachment; filename=report.exe"},
         ),
     )
-    result = tool.call(url, action="read", ctx=LIVE)
+    with DownloadWatch(site.endpoint) as watch:  # before the tool attaches
+        tool = BrowseTool(site.settings)
+        try:
+            result = tool.call(url, action="read", ctx=LIVE)
+            ended = watch.outcome("report.exe")
+        finally:
+            tool.close()
     assert result is not None and result.data["outcome"] == "download"
     assert not result.success and result.failure_kind == "not-a-page"
     assert "download" in parse_envelope(result.reply_text).body
-    downloads = list((site.tmp / "profile").rglob("report.exe*"))
-    assert downloads == []
+    assert ended == "refused"  # Chrome saw it (the page did try) and took no byte of it
+    assert downloads(site) == []
 
 
 def test_a_pdf_is_no_successful_read(site: Stage, tool: BrowseTool) -> None:
@@ -513,15 +523,20 @@ def test_an_attachment_opened_by_a_timer_after_the_process_left_is_not_saved(
             )
         ),
     )
-    tool = BrowseTool(site.settings)
-    try:
-        result = tool.call(url, action="read", ctx=LIVE)
-    finally:
-        tool.close()  # like a CLI process: no driver attached when the download starts
+    with DownloadWatch(site.endpoint) as watch:  # before the tool attaches
+        tool = BrowseTool(site.settings)
+        try:
+            result = tool.call(url, action="read", ctx=LIVE)
+        finally:
+            tool.close()  # like a CLI process: no driver attached when the download starts
+        ended = watch.outcome(name, timeout=10.0)
     assert result is not None and result.data["outcome"] == "ok"
-    assert wait_until(lambda: f"/{name}" in site.server.seen, 6.0)  # the page did try
-    time.sleep(0.5)  # the page did try
-    saved = list((site.tmp / "profile").rglob(f"{name}*")) + list(
-        (Path.home() / "Downloads").glob(f"{name}*")
-    )
-    assert saved == []
+    assert f"/{name}" in site.server.seen  # the page did try
+    assert ended in ("refused", "canceled")  # Chrome itself (its profile) kept nothing
+    assert downloads(site) == []
+
+
+def downloads(site: Stage) -> list[Path]:
+    """What landed where this Chrome saves downloads."""
+    folder = site.tmp.parent / "downloads"
+    return list(folder.iterdir()) if folder.exists() else []

@@ -43,6 +43,7 @@ from browser_core import (
 from browser_core._cdp_raw import cdp_calls, tab_responds
 from browser_core._chrome import free_port, save_state
 from search import BrowseTool, ToolContext, client
+from tests._downloads import DownloadWatch
 from tests._server import LocalServer, Reply
 from tests._service_proc import clean_env, start_service, wait_until
 from tests.conftest import make_settings
@@ -157,6 +158,7 @@ class Screen:
     tmp: Path
     chrome: ChromeProcess | None = None
     mode: dict[str, str] = field(default_factory=dict)
+    watch: DownloadWatch | None = None  # Chrome's own word on downloads, from its start
 
     @property
     def downloads(self) -> Path:
@@ -191,6 +193,9 @@ class Screen:
                 allow_hosts=(f"127.0.0.1:{self.server.port}",),
             )
         save_state(str(self.state), self.chrome)
+        if self.watch is not None:
+            self.watch.close()
+        self.watch = DownloadWatch(self.chrome.endpoint)  # before any driver attaches
         return self.chrome
 
     def settings(self, **extra: Any) -> Settings:
@@ -253,6 +258,8 @@ def screen(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Screen]:
         view.start_chrome()
         yield view
     finally:
+        if view.watch is not None:
+            view.watch.close()
         if view.chrome:
             stop_pid(view.chrome.pid)
             if view.chrome.egress_pid:
@@ -335,6 +342,7 @@ def assert_clean(view: Screen, owned: str | None = None) -> None:
         assert tabs[0]["id"] == owned
     assert tab_responds(tabs[0]["webSocketDebuggerUrl"], 1.0), "a JS dialog is open"
     assert list(view.downloads.glob("*")) == []
+    assert view.watch is not None and view.watch.completed() == []  # not even elsewhere
 
 
 def test_the_window_fills_the_display_and_its_only_tab_is_ours(
@@ -382,6 +390,9 @@ def test_a_hazard_fired_after_the_read_leaves_the_screen_as_the_calm_page(
     assert result is not None and result.success and "calm sentence" in result.data["text"]
     time.sleep(LATER_MS / 1000 + 0.5)  # the hazard fires now, after the call returned
     hostile = screen.grab(f"{hazard}-hostile")
+    if hazard == "download":  # the page did try, and Chrome kept nothing
+        assert screen.watch is not None
+        assert screen.watch.outcome("report.exe") in ("refused", "canceled")
     assert_clean(screen)
     assert screen.differing_px(calm, hostile) < SAME_SCREEN_PX, (calm, hostile)
     after, took = read(tool, screen.server.url("/hazard/plain"))
