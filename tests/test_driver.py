@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -23,7 +25,7 @@ from browser_core import (
     stop_pid,
 )
 from browser_core._cdp_raw import cdp_calls
-from browser_core._chrome import close_target, free_port, new_target
+from browser_core._chrome import chrome_args, close_target, find_chrome, free_port, new_target
 from tests._downloads import DownloadWatch
 from tests._server import LocalServer, Reply
 from tests._service_proc import wait_until
@@ -347,6 +349,66 @@ def test_a_download_another_client_lets_through_is_cancelled_by_the_driver(
     assert outcome.download is True
     assert ended in ("refused", "canceled")  # never completed: nothing left on disk
     assert not let_through.exists() or list(let_through.iterdir()) == []
+
+
+@pytest.fixture
+def bare_chrome(tmp_path: Path) -> Any:
+    """A Chrome we attach to but did not start (someone's own, by CDP_URL): none of our
+    profile's preferences; downloads would land in `tmp_path / "downloads"`."""
+    port, profile = free_port(), tmp_path / "bare"
+    (profile / "Default").mkdir(parents=True)
+    (profile / "Default" / "Preferences").write_text(
+        json.dumps({"download": {"default_directory": str(tmp_path / "downloads")}})
+    )
+    args = chrome_args(port, str(profile), headless=True, window=(1280, 800))
+    proc = subprocess.Popen(
+        [find_chrome(), *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    endpoint = f"http://127.0.0.1:{port}"
+    assert wait_until(lambda: _answers(endpoint), 15.0), "the bare Chrome did not start"
+    yield port, endpoint
+    stop_pid(proc.pid)
+    proc.wait(5)
+
+
+def _answers(endpoint: str) -> bool:
+    try:
+        return bool(cdp_targets(endpoint))
+    except CdpUnreachable:
+        return False
+
+
+def test_on_a_chrome_we_did_not_start_no_tab_saves_a_download_while_attached(
+    bare_chrome: Any, http: LocalServer, tmp_path: Path
+) -> None:
+    """With no `download_restrictions` in its profile, the driver's deny is what refuses
+    downloads while it is attached (it once lasted only as long as the CDP session that set
+    it: a moment)."""
+    port, endpoint = bare_chrome
+    theirs = http.route(
+        "/theirs.bin",
+        Reply(
+            b"\0" * 200_000,
+            content_type="application/octet-stream",
+            headers={"Content-Disposition": "attachment"},
+        ),
+    )
+    drv = SyncDriver(make_settings(None, tmp_path, cdp_port=port))
+    try:
+        with DownloadWatch(endpoint) as watch:  # before the driver attaches
+            assert read_body(drv, http.route("/a", Reply("<p>a</p>"))) == "a"  # attached
+            other = new_target(endpoint)
+            (tab,) = [t for t in cdp_targets(endpoint) if t["id"] == other]
+            cdp_calls(tab["webSocketDebuggerUrl"], [("Page.navigate", {"url": theirs})], 5.0)
+            ended = watch.outcome("theirs.bin")
+            drv.close()
+    finally:
+        drv.shutdown(close_tab=False)
+    assert ended == "refused"
+    assert not (tmp_path / "downloads").exists() or list((tmp_path / "downloads").iterdir()) == []
 
 
 def test_no_chrome_reports_cdp_unreachable_with_the_fix(tmp_path: Path) -> None:

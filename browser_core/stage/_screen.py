@@ -46,7 +46,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import structlog
-from playwright.async_api import CDPSession, Page
+from playwright.async_api import Browser, CDPSession, Page
 from playwright.async_api import Error as PlaywrightError
 
 from .._settings import Settings
@@ -203,15 +203,23 @@ async def _install_init_scripts(page: Page, settings: Settings) -> None:
         await _evaluate(page, script)
 
 
+# The browser session that set `deny`, per connection. Chrome puts a session's download
+# behavior back to its default when that session detaches (measured on Chromium 156: a session
+# detached at once left Playwright's own `allowAndName` undone, and on a Chrome without the
+# `download_restrictions` preference an attachment was saved to ~/Downloads), so the session
+# lives as long as the connection.
+_DENY_SESSIONS: WeakKeyDictionary[Browser, CDPSession] = WeakKeyDictionary()
+
+
 async def _deny_downloads(page: Page, settings: Settings) -> None:
-    """Downloads refused by Chrome: no file, no bubble; Playwright still sees the attempt."""
-    session = await page.context.browser.new_browser_cdp_session()  # type: ignore[union-attr]
-    try:
-        await session.send(
-            "Browser.setDownloadBehavior", {"behavior": "deny", "eventsEnabled": True}
-        )
-    finally:
-        await session.detach()
+    """Downloads refused by Chrome: no file, no bubble; Playwright still sees the attempt.
+    Sent again for every page the driver takes (another client may have changed it)."""
+    browser = page.context.browser
+    assert browser is not None  # a page of a connected browser
+    session = _DENY_SESSIONS.get(browser)
+    if session is None:
+        session = _DENY_SESSIONS[browser] = await browser.new_browser_cdp_session()
+    await session.send("Browser.setDownloadBehavior", {"behavior": "deny", "eventsEnabled": True})
 
 
 INSTALLERS: list[Installer] = [_install_init_scripts, _deny_downloads]
