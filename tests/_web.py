@@ -33,10 +33,12 @@ Handler = Page | Callable[[Any], Page]
 
 @dataclass
 class FakeWeb:
-    """Prefix -> page. Longest prefix wins; requests are recorded."""
+    """Prefix -> page. Longest prefix wins; requests are recorded (`seen`: their URLs;
+    `methods`: (method, URL) pairs)."""
 
     routes: dict[str, Handler] = field(default_factory=dict)
     seen: list[str] = field(default_factory=list)
+    methods: list[tuple[str, str]] = field(default_factory=list)
 
     def add(self, prefix: str, handler: Handler) -> None:
         self.routes[prefix] = handler
@@ -47,6 +49,7 @@ class FakeWeb:
     async def _handle(self, route: Any) -> None:
         url = route.request.url
         self.seen.append(url)
+        self.methods.append((route.request.method, url))
         match = max((p for p in self.routes if url.startswith(p)), key=len, default=None)
         if match is None:
             if url.startswith(("http://127.0.0.1", "http://localhost")):

@@ -187,7 +187,10 @@ def test_the_captcha_is_detected_never_solved_and_reported_as_blocked(
             provider.run(Request(action="search", query="crow names"), settings, Deadline(20)), 30
         )
     assert info.value.kind == "captcha"
-    assert not any("recaptcha/api" in url and "POST" in url for url in fake.seen)
+    # Never solved: the page was shown and read, nothing was sent back (the form posts to
+    # /sorry/index; reCAPTCHA's own answers are POSTs too).
+    assert "https://www.google.com/sorry/index?continue=x" in fake.seen
+    assert [(method, url) for method, url in fake.methods if method != "GET"] == []
 
 
 def serve_consent_wall(fake: FakeWeb, target: str, wall: str, field: str) -> list[str]:
