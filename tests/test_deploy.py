@@ -8,7 +8,6 @@ here the Dockerfile is checked as text and the entrypoint is executed.
 
 from __future__ import annotations
 
-import configparser
 import importlib.metadata
 import json
 import os
@@ -86,7 +85,13 @@ def test_a_seeded_login_anywhere_the_cli_looks_silences_the_warning(
 
 
 def test_apikey_mode_needs_no_login(tmp_path: Path) -> None:
-    assert "Gemini login" not in _entrypoint(tmp_path, GEMINI_AUTH="APIKEY").stderr
+    result = _entrypoint(tmp_path, GEMINI_AUTH="APIKEY")  # any case, like the service
+    assert result.returncode == 0, result.stderr
+    assert "Gemini login" not in result.stderr
+    # and it goes on as usual: Chrome, then the service
+    assert "would run: " in result.stdout and "stream-browser chrome" in result.stdout
+    assert result.stdout.splitlines()[-1].startswith("would exec: ")
+    assert "serve" in result.stdout.splitlines()[-1]
 
 
 def test_broadcasting_disabled_starts_no_chrome(tmp_path: Path) -> None:
@@ -243,18 +248,32 @@ def test_the_health_check_asks_healthz_on_the_port_it_was_told(tmp_path: Path) -
     assert closed.returncode == 1 and closed.stderr.startswith("unhealthy: http://127.0.0.1:")
 
 
+def _unit(path: Path) -> dict[str, list[tuple[str, str]]]:
+    """A systemd unit's sections as (key, value) lines in order, as systemd reads them:
+    comment and blank lines skipped, a key may repeat (each `Environment=` line adds)."""
+    sections: dict[str, list[tuple[str, str]]] = {}
+    current: list[tuple[str, str]] = []
+    for raw in path.read_text().splitlines():
+        line = raw.strip()
+        if not line or line.startswith(("#", ";")):
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            current = sections.setdefault(line[1:-1], [])
+            continue
+        key, _, value = line.partition("=")
+        current.append((key.strip(), value.strip()))
+    return sections
+
+
 def test_the_systemd_unit_drains_on_stop_and_stays_on_loopback() -> None:
-    unit = configparser.ConfigParser(strict=False, interpolation=None)
-    unit.optionxform = str  # type: ignore[assignment,method-assign]
-    unit.read(ROOT / "deploy" / "stream-browser.service")
-    service = unit["Service"]
-    assert service["ExecStart"].endswith(" serve")
-    assert service["KillMode"] == "mixed" and service["KillSignal"] == "SIGTERM"
-    assert int(service["TimeoutStopSec"]) >= 25 + 12  # the call deadline and Gemini's floor
-    assert "SB_SERVICE_HOST=127.0.0.1" in service["Environment"] or any(
-        "SB_SERVICE_HOST=127.0.0.1" in line
-        for line in (ROOT / "deploy" / "stream-browser.service").read_text().splitlines()
-    )
+    service = _unit(ROOT / "deploy" / "stream-browser.service")["Service"]
+    last = dict(service)  # a key set twice: the last line wins (Environment= lines add up)
+    assert last["ExecStart"].endswith(" serve")
+    assert last["KillMode"] == "mixed" and last["KillSignal"] == "SIGTERM"
+    assert int(last["TimeoutStopSec"]) >= 25 + 12  # the call deadline and Gemini's floor
+    env = [item for key, value in service if key == "Environment" for item in value.split()]
+    hosts = [item.partition("=")[2] for item in env if item.startswith("SB_SERVICE_HOST=")]
+    assert hosts and hosts[-1] == "127.0.0.1", hosts
 
 
 def test_the_dockerfile_runs_chromium_on_xvfb_with_the_entrypoint() -> None:
