@@ -40,6 +40,7 @@ SERP = (
 )
 DEADLINE_S = 8.0
 SLACK_S = 2.5  # the tool's own bound is the deadline + 2 s
+QUEUE_DEADLINE_S = 60.0
 
 
 # -- helpers ----------------------------------------------------------------------------------
@@ -226,8 +227,11 @@ def test_twenty_threads_are_all_answered_in_order_and_never_share_the_tab(
     stage: Stage,
 ) -> None:
     stage.server.add("/search", Served(SERP, delay_s=0.15))
-    driver = WatchedDriver(stage.settings)
-    tool = BrowseTool(stage.settings, driver=driver)
+    # Time for all twenty one after another, even on a loaded machine: here a caller that
+    # falls back to Gemini would be a lost answer (a deadline's own bound is tested above).
+    settings = stage.settings.model_copy(update={"call_deadline_s": QUEUE_DEADLINE_S})
+    driver = WatchedDriver(settings)
+    tool = BrowseTool(settings, driver=driver)
     results: dict[int, Any] = {}
     elapsed: dict[int, float] = {}
 
@@ -245,16 +249,18 @@ def test_twenty_threads_are_all_answered_in_order_and_never_share_the_tab(
             thread.start()  # a defined arrival order: each caller queues before the next starts
             assert wait_until(lambda q=queued: driver.arrived > q, 10.0), f"caller {n} never queued"
         for thread in threads:
-            thread.join(DEADLINE_S + SLACK_S + 5)
+            thread.join(QUEUE_DEADLINE_S + SLACK_S + 5)
     finally:
         tool.close()
     assert sorted(results) == list(range(20))  # none lost
-    assert all(seconds < DEADLINE_S + SLACK_S for seconds in elapsed.values())
-    providers = [r.provider if r is not None else None for r in results.values()]
-    assert set(providers) <= {"google", "gemini-cli"} and "google" in providers
+    assert all(seconds < QUEUE_DEADLINE_S + SLACK_S for seconds in elapsed.values())
+    # Each caller got Google's answer to its own question, none a fallback's or a neighbour's.
+    answers = {n: (r.provider, r.query) if r is not None else None for n, r in results.items()}
+    assert answers == {n: ("google", f"caller {n:02d}") for n in range(20)}
+    assert all("Example result" in r.reply_text for r in results.values() if r is not None)
     assert driver.most == 1
     served = [p.split("q=caller+")[1][:2] for p in stage.server.seen if "q=caller+" in p]
-    assert served == sorted(served)  # first come, first served
+    assert served == [f"{n:02d}" for n in range(20)]  # first come, first served, each once
 
 
 # -- Gemini failing, through the tool (broadcast off: Gemini is the only provider) --------------
