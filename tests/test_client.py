@@ -110,14 +110,33 @@ def test_browse_and_search_returns_the_result_dict_over_a_unix_socket(
     assert result["action"] == "read" and result["sources"]
 
 
-def test_the_playback_controls_go_through_the_same_endpoint(uds: ServiceProc) -> None:
+def test_the_playback_controls_go_through_the_same_endpoint(
+    uds: ServiceProc, http: LocalServer
+) -> None:
     where = {"service_url": uds.url, "token": uds.token}
+    page = http.route("/on-screen", Reply("<p>" + "Herons wait by the water. " * 40))
+    read = client.browse_and_search(
+        page, action="read", broadcasting=True, service_url=uds.url, token=uds.token
+    )
+    assert read is not None and read["success"] is True
+
+    def on_screen() -> str:
+        answer = client.request("GET", "/v1/status", service=client.Service(uds.url, uds.token))
+        assert answer is not None and answer[0] == 200 and isinstance(answer[1], dict)
+        return str(answer[1]["screen"]["owned_tab_url"])
+
     status = client.status(broadcasting=True, **where)
     assert status is not None and status["provider"] == "youtube"
-    assert "Nothing is playing" in status["reply_text"]
+    assert status["action"] == "status" and status["success"] is True
+    assert "Nothing is playing on the stream." in status["reply_text"]
     paused = client.pause(broadcasting=True, **where)
     assert paused is not None and paused["success"] is False  # said, not raised
-    assert client.stop(broadcasting=True, **where) is not None
+    assert paused["action"] == "pause" and "Nothing is playing" in paused["reply_text"]
+    assert on_screen() == page  # looking and a pause with nothing to pause leave the page
+    stopped = client.stop(broadcasting=True, **where)
+    assert stopped is not None and stopped["success"] is True and stopped["action"] == "stop"
+    assert "the stream shows a blank page" in stopped["reply_text"]
+    assert on_screen() == "about:blank"
 
 
 def test_the_token_file_is_found_through_the_state_dir(

@@ -241,9 +241,20 @@ def test_twenty_client_processes_at_once_are_answered_in_arrival_order_on_one_ta
     assert _pages(chrome) == tabs_before  # the one owned tab, reused by every caller
 
 
-def test_playback_status_is_an_action_of_the_same_endpoint(svc: ServiceProc) -> None:
+def test_playback_status_is_an_action_of_the_same_endpoint(
+    svc: ServiceProc, http: LocalServer
+) -> None:
+    url = http.route("/svc-playing", Reply("<p>" + "Nothing plays here. " * 40))
+    assert _browse(svc, query=url, action="read", broadcasting=True)[0] == 200
     status, answer = _browse(svc, action="status", broadcasting=True)
-    assert status == 200 and "chain" in answer
+    assert status == 200
+    result = answer["result"]
+    assert result["provider"] == "youtube" and result["action"] == "status"
+    assert result["success"] is True
+    assert "Nothing is playing on the stream." in result["reply_text"]
+    assert [hop["provider"] for hop in answer["chain"]] == ["youtube"]
+    # status only looks: the page on the stream stays
+    assert json.loads(_raw(svc, "GET", "/v1/status")[2])["screen"]["owned_tab_url"] == url
 
 
 def test_status_reports_the_queue_the_screen_and_chrome(
