@@ -24,6 +24,7 @@ from structlog.testing import capture_logs
 from bench._serve import Served
 from bench._stage import Stage, open_stage
 from browser_core import Settings, cdp_targets, parse_envelope
+from browser_core._cdp_raw import tab_responds
 from gemini.testing import FakeGeminiApi, fake_calls, write_fake_gemini
 from search import BrowseTool, ToolContext
 from tests._downloads import DownloadWatch
@@ -401,12 +402,17 @@ def test_dialogs_are_dismissed_and_the_read_answers(site: Stage, tool: BrowseToo
         Served(
             ARTICLE.replace(
                 b"<article>",
-                b"<script>alert('hi'); confirm('sure?'); prompt('name?');</script><article>",
+                b"<script>alert('hi'); document.title = confirm('sure?') ? 'yes' : 'no';"
+                b" prompt('name?');</script><article>",
             )
         ),
     )
     result = tool.call(url, action="read", ctx=LIVE)
     assert result is not None and result.data["outcome"] == "ok"
+    assert "A calm sentence about the weather." in result.data["text"]
+    (tab,) = [t for t in cdp_targets(site.endpoint) if t.get("url") == url]
+    assert tab["title"] == "no"  # the confirm was answered "no" (the page went on)
+    assert tab_responds(tab["webSocketDebuggerUrl"], 1.0), "a JS dialog is still open"
 
 
 def test_a_slow_subresource_does_not_hold_the_read(site: Stage, tool: BrowseTool) -> None:
