@@ -151,10 +151,9 @@ def test_a_caller_waiting_past_its_deadline_gets_a_clear_timeout(
     holder = threading.Thread(target=read_body, args=(sync_driver, slow))
     holder.start()
     assert wait_until(lambda: "/slow" in http.requests, 5.0)  # the holder has the tab
-    started = time.monotonic()
     with pytest.raises(OperationTimeout, match="waited"):
         read_body(sync_driver, fast, timeout=0.5)
-    assert time.monotonic() - started < 2.0
+    assert holder.is_alive()  # it gave up at its own deadline, not when the tab came free
     holder.join(10)
     assert read_body(sync_driver, fast) == "fast"  # nothing was corrupted
 

@@ -17,7 +17,6 @@ import stat
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -345,14 +344,14 @@ def test_a_full_queue_answers_429_at_once_and_sigterm_drains_the_line_and_exits_
         assert wait_until(lambda: _running(service))
         b = _call_in_thread(service, _slow_page(http, "q-slow-b", 0.0), waiting)
         assert wait_until(lambda: _waiting(service) == 1)
-        # the line is full: refused at once, not after the 3 s call ahead of it
-        started = time.monotonic()
+        # the line is full: refused at once, not after the 3 s call ahead of it (which is
+        # still running when the refusal comes back)
         status, headers, body = _raw(
             service, "POST", "/v1/browse", body=b'{"query": "x", "action": "search"}'
         )
+        assert a.is_alive() and "status" not in running
         assert status == 429 and int(headers["retry-after"]) >= 1
         assert json.loads(body)["error"]["kind"] == "queue-full"
-        assert time.monotonic() - started < 1.5
         # SIGTERM: the running call finishes, the waiting one and any new one get 503
         service.proc.send_signal(signal.SIGTERM)
         assert wait_until(lambda: service.events("service.draining") != [])

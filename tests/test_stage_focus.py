@@ -227,22 +227,29 @@ def test_a_real_article_is_highlighted_from_its_first_paragraph(
 def test_a_busy_page_never_holds_the_answer_past_the_stage_budget(
     drv: SyncDriver, http: LocalServer
 ) -> None:
+    stall_s = 2.5
     busy = ARTICLE.replace(
         "</body>",
         "<script>setTimeout(() => { const t = Date.now();"
-        " while (Date.now() - t < 2500) {} }, 0);</script></body>",
+        f" while (Date.now() - t < {stall_s * 1000:.0f}) {{}} }}, 0);</script></body>",
     )
-    url = http.route("/busy", Reply(busy))
+    calm, url = http.route("/calm", Reply(ARTICLE)), http.route("/busy", Reply(busy))
 
-    async def op(page: Any) -> tuple[float, Any]:
-        await page.goto(url, wait_until="commit")
-        started = time.perf_counter()
-        shown = await show_passage(page, PARAGRAPHS)
-        return time.perf_counter() - started, shown
+    def shown_on(address: str) -> tuple[float, Any]:
+        async def op(page: Any) -> tuple[float, Any]:
+            await page.goto(address, wait_until="commit")
+            started = time.perf_counter()
+            shown = await show_passage(page, PARAGRAPHS)
+            return time.perf_counter() - started, shown
 
-    waited, shown = on_tab(drv, op)
+        waited, shown = on_tab(drv, op)
+        return waited, shown
+
+    usual, _ = shown_on(calm)  # the same step on a page that lets it run
+    waited, shown = shown_on(url)
     assert shown is None  # too late for this answer (it may still appear afterwards)
-    assert waited < 1.0, f"the answer waited {waited:.2f} s for a page stuck for 2.5 s"
+    # far from the page's stall: the stage's budget, not the page, decides
+    assert waited < usual + stall_s / 2, f"waited {waited:.2f} s (usual {usual:.2f} s)"
 
 
 def test_the_result_a_search_opens_is_marked_on_the_results_page(

@@ -51,7 +51,6 @@ from tests.conftest import make_settings
 LIVE = ToolContext(broadcasting=True)
 SIZE = (1280, 800)
 LATER_MS = 400  # hazards fire this long after load: after the read has returned
-USUAL_S = 3.0  # a local read takes well under a second; a wedged tab costs a deadline
 # Pixels that may differ between two grabs of the same page (anti-aliasing, the caret).
 SAME_SCREEN_PX = 400
 
@@ -386,7 +385,7 @@ def test_a_hazard_fired_after_the_read_leaves_the_screen_as_the_calm_page(
     screen: Screen, tool: BrowseTool, calm: Path, hazard: str
 ) -> None:
     screen.mode["page"] = hazard
-    result, _ = read(tool, screen.server.url("/hazard/page"))
+    result, usual = read(tool, screen.server.url("/hazard/page"))  # before the hazard fires
     assert result is not None and result.success and "calm sentence" in result.data["text"]
     time.sleep(LATER_MS / 1000 + 0.5)  # the hazard fires now, after the call returned
     hostile = screen.grab(f"{hazard}-hostile")
@@ -396,7 +395,8 @@ def test_a_hazard_fired_after_the_read_leaves_the_screen_as_the_calm_page(
     assert_clean(screen)
     assert screen.differing_px(calm, hostile) < SAME_SCREEN_PX, (calm, hostile)
     after, took = read(tool, screen.server.url("/hazard/plain"))
-    assert after is not None and after.success and took < USUAL_S
+    # at the usual speed (a wedged tab would cost a deadline; 2x: a loaded machine)
+    assert after is not None and after.success and took < 2 * usual + 1.0, (took, usual)
 
 
 def click(view: Screen, x: int, y: int) -> None:
@@ -420,7 +420,7 @@ def test_a_page_holding_a_click_cannot_send_itself_to_another_program(
     screen: Screen, tool: BrowseTool, variant: str
 ) -> None:
     url = screen.server.url(f"/click/{variant}")
-    result, _ = read(tool, url)
+    result, usual = read(tool, url)
     assert result is not None and result.success and "calm sentence" in result.data["text"]
     time.sleep(0.8)  # the focus layer's scroll and highlight come to rest
     before = screen.grab(f"click-{variant}-before")
@@ -433,7 +433,7 @@ def test_a_page_holding_a_click_cannot_send_itself_to_another_program(
     assert tab["url"] == url  # still our page: no navigation left it
     assert screen.differing_px(before, after) < SAME_SCREEN_PX, (before, after)
     again, took = read(tool, screen.server.url("/hazard/plain"))
-    assert again is not None and again.success and took < USUAL_S
+    assert again is not None and again.success and took < 2 * usual + 1.0, (took, usual)
 
 
 def test_a_page_pointing_itself_at_mailto_while_loading_reads_at_the_usual_speed(

@@ -50,14 +50,19 @@ def test_play_of_an_age_restricted_video_is_a_playback_failure_in_youtubes_words
     on_air: tuple[BrowseTool, FakeWeb],
 ) -> None:
     tool, web = on_air
+    started = time.monotonic()
+    playing = tool.run_sync(WATCH, action="play", ctx=LIVE)  # a video that plays, to compare
+    usual = time.monotonic() - started
+    assert playing.result is not None and playing.result.success, playing.chain
     gated = fixture_text("youtube/watch/ytdl-core/age-restricted-vi-VN.watch.html.gz")
     web.add("https://www.youtube.com/watch", Page(gated))
     started = time.monotonic()
     walk = tool.run_sync(WATCH, action="play", ctx=LIVE)
+    took = time.monotonic() - started
     assert walk.result is not None, walk.chain  # was: None after 8 s, failure_kind "timeout"
     assert not walk.result.success and walk.result.failure_kind == "playback-failed"
     assert "Đăng nhập để xác nhận tuổi của bạn" in body(walk)  # YouTube's reason, said
-    assert time.monotonic() - started < 6
+    assert took < 1.5 * usual + 1.0, (took, usual)  # no slower than a play that works
 
 
 def test_play_of_a_player_with_no_media_fails_audibly_before_the_deadline(
@@ -73,7 +78,7 @@ def test_play_of_a_player_with_no_media_fails_audibly_before_the_deadline(
     assert walk.result is not None, walk.chain  # was: None after the whole 25 s, "timeout"
     assert not walk.result.success and walk.result.failure_kind == "playback-failed"
     assert not walk.result.data["playing"]
-    assert time.monotonic() - started < 20
+    assert time.monotonic() - started < tool.settings.call_deadline_s  # the deadline's promise
 
 
 def test_status_of_a_player_waiting_for_data_is_not_playing(
