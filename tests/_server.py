@@ -39,9 +39,10 @@ Route = Reply | Callable[[BaseHTTPRequestHandler], Reply]
 
 
 class LocalServer:
-    """ThreadingHTTPServer on 127.0.0.1:0; `route(path, reply)` overrides a path."""
+    """ThreadingHTTPServer on 127.0.0.1:0 (or another loopback `host`); `route(path, reply)`
+    overrides a path."""
 
-    def __init__(self) -> None:
+    def __init__(self, host: str = "127.0.0.1") -> None:
         self.routes: dict[str, Route] = {}
         self.requests: list[str] = []
         owner = self
@@ -57,10 +58,10 @@ class LocalServer:
 
             do_POST = do_GET
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = ThreadingHTTPServer((host, 0), Handler)
         self.httpd.daemon_threads = True
         self.port = self.httpd.server_address[1]
-        self.prefix = f"http://127.0.0.1:{self.port}"
+        self.prefix = f"http://{host}:{self.port}"
         self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self._thread.start()
 

@@ -200,6 +200,7 @@ def test_a_redirect_to_an_internal_address_is_refused(
             return str(page.url)
 
         assert drv.run("where", where) == "about:blank"
+        assert "/inner" not in http.requests  # refused before it was sent: nothing probed
     finally:
         drv.shutdown()
 
@@ -450,3 +451,72 @@ def test_a_page_cannot_frame_or_probe_an_internal_service(
     time.sleep(0.3)
     assert "internal admin panel" not in " ".join(sync_driver.run("frames", frame_text))
     assert not [path for path in http.requests if path.startswith("/secret")]
+
+
+def test_a_page_hook_never_sees_a_request_to_an_internal_address(
+    settings: Settings, http: LocalServer
+) -> None:
+    """The driver's route guard comes before every page hook (a replayed recording, a test's
+    routes): a hook that answers requests itself must not answer one for an internal address
+    (what it holds for it would be shown as that service's)."""
+    answered: list[str] = []
+
+    async def answer_everything(page: Any) -> None:
+        async def fulfil(route: Any) -> None:
+            if route.request.url.startswith(http.prefix):
+                await route.fallback()
+                return
+            answered.append(route.request.url)
+            await route.fulfill(body="<p>internal admin panel</p>", content_type="text/html")
+
+        await page.route("**/*", fulfil)
+
+    inner = f"http://localhost:{http.port}/secret"
+    page_url = http.route(
+        "/hooked",
+        Reply(
+            f"<body><p>public page</p><iframe src='{inner}'></iframe><img src='{inner}?img'>"
+            f"<script>fetch('{inner}?xhr').catch(() => 0)</script></body>"
+        ),
+    )
+    drv = SyncDriver(settings)
+    drv.driver.page_hooks.append(answer_everything)
+    try:
+        assert read_body(drv, page_url) == "public page"
+        time.sleep(0.3)  # a window for late requests: an absence has no event to wait on
+    finally:
+        drv.shutdown()
+    assert answered == []
+
+
+def test_a_frame_from_another_site_cannot_probe_an_internal_service_either(
+    bare_chrome: Any, http: LocalServer, tmp_path: Path
+) -> None:
+    """A cross-site frame runs in a renderer (and a DevTools target) of its own: its requests
+    are refused too, not only the page's (on a Chrome with no egress guard behind it)."""
+    port, _endpoint = bare_chrome
+    other = LocalServer("127.0.0.2")  # another site: Chrome isolates its frame
+    try:
+        http.route("/secret", Reply("<p>internal admin panel</p>"))
+        inner = f"http://localhost:{http.port}/secret"
+        framed = other.route(
+            "/framed",
+            Reply(
+                f"<body><p>their frame</p><img src='{inner}?img'>"
+                f"<script>fetch('{inner}?xhr').catch(() => 0)</script></body>"
+            ),
+        )
+        page_url = http.route("/outer", Reply(f"<body><p>public page</p><iframe src='{framed}'>"))
+        settings = make_settings(
+            None, tmp_path, cdp_port=port, allow_hosts=("127.0.0.1", "127.0.0.2")
+        )
+        drv = SyncDriver(settings)
+        try:
+            assert read_body(drv, page_url) == "public page"
+            assert wait_until(lambda: "/framed" in other.requests, 5.0)
+            time.sleep(0.5)  # a window for the frame's requests: an absence has no event
+        finally:
+            drv.shutdown()
+        assert not [path for path in http.requests if path.startswith("/secret")]
+    finally:
+        other.stop()

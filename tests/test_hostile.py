@@ -28,6 +28,7 @@ from browser_core._cdp_raw import tab_responds
 from gemini.testing import FakeGeminiApi, fake_calls, write_fake_gemini
 from search import BrowseTool, ToolContext
 from tests._downloads import DownloadWatch
+from tests._service_proc import wait_until
 
 LIVE = ToolContext(broadcasting=True)
 OFF = ToolContext(broadcasting=False)
@@ -547,6 +548,33 @@ def test_an_attachment_opened_by_a_timer_after_the_process_left_is_not_saved(
     assert f"/{name}" in site.server.seen  # the page did try
     assert ended in ("refused", "canceled")  # Chrome itself (its profile) kept nothing
     assert downloads(site) == []
+
+
+def test_a_dialog_opened_by_a_timer_after_the_process_left_draws_nothing(site: Stage) -> None:
+    url = site.server.add(
+        "/late-alert",
+        Served(
+            ARTICLE.replace(
+                b"</body>",
+                b"<script>setTimeout(() => { alert('after you left'); document.title = "
+                b"confirm('sure?') ? 'yes' : 'no'; }, 1500)</script></body>",
+            )
+        ),
+    )
+    tool = BrowseTool(site.settings)
+    try:
+        result = tool.call(url, action="read", ctx=LIVE)
+    finally:
+        tool.close()  # like a CLI process: no driver attached when the timer fires
+    assert result is not None and result.data["outcome"] == "ok"
+    (tab,) = [t for t in cdp_targets(site.endpoint) if t.get("url") == url]
+    # the timer ran through: alert() drew nothing and confirm() said no
+    assert wait_until(lambda: _title(site, tab["id"]) == "no", 5.0), "a JS dialog holds the page"
+    assert tab_responds(tab["webSocketDebuggerUrl"], 1.0), "a JS dialog is open on the stream"
+
+
+def _title(site: Stage, target: str) -> str:
+    return next((t["title"] for t in cdp_targets(site.endpoint) if t["id"] == target), "")
 
 
 def downloads(site: Stage) -> list[Path]:

@@ -41,7 +41,7 @@ from browser_core import (
     stop_pid,
 )
 from browser_core._cdp_raw import cdp_calls, tab_responds
-from browser_core._chrome import free_port, save_state
+from browser_core._chrome import chrome_args, find_chrome, free_port, save_state
 from search import BrowseTool, ToolContext, client
 from tests._downloads import DownloadWatch
 from tests._server import LocalServer, Reply
@@ -107,6 +107,11 @@ HAZARDS = {
         "document.getElementById('slot').innerHTML = "
         "\"<iframe src='tel:+15550101' style='display:none'></iframe>\";"
     ),
+    # A frame made by script has a first document of its own: a dialog from it.
+    "dialog-new-frame": later(
+        "const f = document.createElement('iframe'); f.style = 'display:none';"
+        " document.body.append(f); f.contentWindow.alert('from a new frame');"
+    ),
 }
 # A button at the page's top left, above the text; what its click does (the click is a real
 # one, over CDP Input, so the page holds a user gesture): at once, or on a timer after it.
@@ -122,6 +127,10 @@ CLICKS = {
     "assign-later": f"setTimeout(() => location.assign('mailto:a@b.c'), {LATER_MS});",
     "open-later": f"setTimeout(() => window.open('zoommtg://zoom.us/join?confno=1'), {LATER_MS});",
     "form-later": f"setTimeout(() => document.getElementById('f').submit(), {LATER_MS});",
+    # With the click's user activation a page may open a tab, and ask before it is left.
+    "tab-later": f"setTimeout(() => window.open('/hazard/plain'), {LATER_MS});",
+    "ask-before-leaving": "addEventListener('beforeunload', (e) => {{ e.preventDefault();"
+    " e.returnValue = 'stay'; }});",
 }
 
 
@@ -147,6 +156,29 @@ def _display_env(display: str) -> Iterator[None]:
             os.environ["DISPLAY"] = old
 
 
+def _bare_chrome(
+    port: int, profile: Path, display: str
+) -> tuple[ChromeProcess, subprocess.Popen[bytes]]:
+    """Chrome started with the switches Playwright needs and nothing of ours: no profile
+    preferences (download_restrictions, printing, auth schemes), no shim, no egress guard."""
+    window = (SIZE[0] + 1, SIZE[1] + 1)  # covers the display (see `_chrome._filling`)
+    proc = subprocess.Popen(
+        [find_chrome(), *chrome_args(port, str(profile), headless=False, window=window)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "DISPLAY": display},
+        start_new_session=True,
+    )
+    endpoint = f"http://127.0.0.1:{port}"
+    if not wait_until(lambda: _answers(endpoint) != [], 15.0):
+        stop_pid(proc.pid)
+        proc.wait(5)
+        raise RuntimeError("the bare Chrome did not open CDP")
+    start = next(t["id"] for t in _answers(endpoint) if t.get("type") == "page")
+    chrome = ChromeProcess(proc.pid, port, endpoint, str(profile), display, start_target=start)
+    return chrome, proc
+
+
 @dataclass
 class Screen:
     """Xvfb, a headful broadcast Chrome on it, the hostile server, folders."""
@@ -158,6 +190,10 @@ class Screen:
     chrome: ChromeProcess | None = None
     mode: dict[str, str] = field(default_factory=dict)
     watch: DownloadWatch | None = None  # Chrome's own word on downloads, from its start
+    # A Chrome we attach to but did not start (someone's own): none of our launch switches'
+    # profile preferences, no xdg-settings shim, no egress guard; only the page's defenses.
+    bare: bool = False
+    bare_proc: subprocess.Popen[bytes] | None = None
 
     @property
     def downloads(self) -> Path:
@@ -185,12 +221,15 @@ class Screen:
             )
         port = self.chrome.port if self.chrome else free_port()
         with _display_env(self.display):
-            self.chrome = launch_chrome(
-                port=port,
-                user_data_dir=str(profile),
-                window=(800, 600),  # the display's size wins
-                allow_hosts=(f"127.0.0.1:{self.server.port}",),
-            )
+            if self.bare:
+                self.chrome, self.bare_proc = _bare_chrome(port, profile, self.display)
+            else:
+                self.chrome = launch_chrome(
+                    port=port,
+                    user_data_dir=str(profile),
+                    window=(800, 600),  # the display's size wins
+                    allow_hosts=(f"127.0.0.1:{self.server.port}",),
+                )
         save_state(str(self.state), self.chrome)
         if self.watch is not None:
             self.watch.close()
@@ -234,8 +273,8 @@ class Screen:
         return reply["result"]["result"].get("value")
 
 
-@pytest.fixture(scope="module")
-def screen(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Screen]:
+@contextlib.contextmanager
+def _open_screen(tmp: Path, *, bare: bool = False) -> Iterator[Screen]:
     for tool in ("Xvfb", "import", "compare"):
         if shutil.which(tool) is None:
             pytest.fail(f"{tool} is not installed: run `make setup` (xvfb, imagemagick)")
@@ -246,8 +285,7 @@ def screen(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Screen]:
         stderr=subprocess.DEVNULL,
     )
     server = LocalServer()
-    tmp = tmp_path_factory.mktemp("screen")
-    view = Screen(display, xvfb, server, tmp)
+    view = Screen(display, xvfb, server, tmp, bare=bare)
     _serve_hazards(view)
     try:
         for _ in range(50):
@@ -263,9 +301,17 @@ def screen(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Screen]:
             stop_pid(view.chrome.pid)
             if view.chrome.egress_pid:
                 stop_pid(view.chrome.egress_pid)
+        if view.bare_proc is not None:
+            view.bare_proc.wait(5)
         server.stop()
         xvfb.terminate()
         xvfb.wait(5)
+
+
+@pytest.fixture(scope="module")
+def screen(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Screen]:
+    with _open_screen(tmp_path_factory.mktemp("screen")) as view:
+        yield view
 
 
 def _serve_hazards(view: Screen) -> None:
@@ -494,10 +540,11 @@ def test_a_dialog_left_open_after_the_process_exited_does_not_wedge_the_next_cal
 
 
 def test_with_no_driver_attached_chrome_itself_never_asks_to_open_another_program(
-    screen: Screen,
+    screen: Screen, tool: BrowseTool
 ) -> None:
     """Chrome-wide (the xdg-settings shim `stream-browser chrome` puts first on Chrome's PATH):
     no init script, no driver; frames in the HTML, and a real click that sets `location`."""
+    tool.close()  # no driver of this process is attached from here on (a no-op if closed)
     (tab,) = screen.tabs()
     ws_url, url = tab["webSocketDebuggerUrl"], screen.server.url("/chrome-wide")
     screen.mode["wide"] = "plain"
@@ -551,6 +598,27 @@ def test_with_no_driver_attached_a_popup_on_a_timer_after_a_cli_read_opens_no_ta
     time.sleep(2.0)  # a tab the call made would be in the list by now
     assert_clean(screen)
     assert screen.evaluate("window.popped") == "null"  # refused, not opened and closed
+
+
+@pytest.mark.parametrize("hazard", ["print", "auth-iframe"])
+def test_with_no_driver_attached_chrome_itself_shows_no_print_preview_and_no_sign_in(
+    screen: Screen, tool: BrowseTool, hazard: str
+) -> None:
+    """Chrome-wide (the profile's printing.enabled and Local State's auth.schemes that
+    `stream-browser chrome` writes): no init script, no Fetch guard, no driver."""
+    tool.close()  # no driver of this process is attached from here on (a no-op if closed)
+    (tab,) = screen.tabs()
+    ws_url, url = tab["webSocketDebuggerUrl"], screen.server.url("/hazard/page")
+    screen.mode["page"] = "calm"
+    cdp_calls(ws_url, [("Page.navigate", {"url": url})], 2.0)
+    time.sleep(LATER_MS / 1000 + 0.8)
+    calm = screen.grab(f"no-driver-{hazard}-calm")
+    screen.mode["page"] = hazard
+    cdp_calls(ws_url, [("Page.navigate", {"url": url})], 2.0)
+    time.sleep(LATER_MS / 1000 + 0.8)  # the hazard has fired
+    hostile = screen.grab(f"no-driver-{hazard}-hostile")
+    assert screen.differing_px(calm, hostile) < SAME_SCREEN_PX, (calm, hostile)
+    assert_clean(screen)
 
 
 def test_after_chrome_is_killed_the_restarted_one_shows_no_restore_bubble(
@@ -655,3 +723,59 @@ def _answers(endpoint: str) -> list[dict[str, str]]:
         return cdp_targets(endpoint)
     except CdpUnreachable:
         return []
+
+
+# -- a Chrome we attach to but did not start: the page's own defenses, alone ----------------
+
+
+@pytest.fixture(scope="module")
+def bare(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Screen]:
+    with _open_screen(tmp_path_factory.mktemp("bare-screen"), bare=True) as view:
+        yield view
+
+
+@pytest.fixture(scope="module")
+def bare_tool(bare: Screen) -> Iterator[BrowseTool]:
+    tool = BrowseTool(bare.settings())
+    yield tool
+    tool.close()
+
+
+@pytest.fixture(scope="module")
+def bare_calm(bare: Screen, bare_tool: BrowseTool) -> Path:
+    bare.mode["page"] = "calm"
+    read(bare_tool, bare.server.url("/hazard/page"))
+    time.sleep(LATER_MS / 1000 + 0.3)
+    return bare.grab("bare-calm")
+
+
+# Measured: on a Chrome without our Local State auth schemes, Chrome's sign-in dialog shows
+# for a 401 in a frame while the driver is attached. Playwright's routes (the driver's guard
+# route) intercept every request and answer each sign-in challenge "Default" (let Chrome
+# ask), so the Fetch guard's CancelAuth never gets the challenge.
+AUTH_HOLE = pytest.mark.xfail(
+    reason="Playwright's routes answer sign-in challenges before the Fetch guard", strict=True
+)
+
+
+@pytest.mark.parametrize(
+    "hazard",
+    ["dialogs", "dialog-new-frame", "download", "print",
+     pytest.param("auth-iframe", marks=AUTH_HOLE), "protocols", "protocol-frames-html",
+     "protocol-frames-later"],
+)  # fmt: skip
+def test_on_a_chrome_we_did_not_start_the_page_defenses_alone_keep_the_screen_clean(
+    bare: Screen, bare_tool: BrowseTool, bare_calm: Path, hazard: str
+) -> None:
+    assert bare.chrome is not None and screen_findings(bare.chrome.endpoint, bare.chrome.port)
+    bare.mode["page"] = hazard
+    result, usual = read(bare_tool, bare.server.url("/hazard/page"))
+    assert result is not None and result.success and "calm sentence" in result.data["text"]
+    time.sleep(LATER_MS / 1000 + 0.5)  # the hazard fires now, after the call returned
+    hostile = bare.grab(f"bare-{hazard}-hostile")
+    if hazard == "download":
+        assert bare.watch is not None and bare.watch.outcome("report.exe") == "refused"
+    assert_clean(bare)
+    assert bare.differing_px(bare_calm, hostile) < SAME_SCREEN_PX, (bare_calm, hostile)
+    after, took = read(bare_tool, bare.server.url("/hazard/plain"))
+    assert after is not None and after.success and took < 2 * usual + 1.0, (took, usual)
