@@ -15,7 +15,7 @@ export PYTHONDONTWRITEBYTECODE := 1
 
 .PHONY: help setup system venv tools tools-inspector2 tools-claude demo serve test check lint typecheck format bench bench-extract bench-answers \
         soak screens debug record update-recordings chrome doctor constraints dist clean \
-        image base-image image-test
+        image base-image image-test knockout
 
 help:
 	@echo "make demo    set up and run a search + page read on a local broadcast Chrome (offline)"
@@ -23,6 +23,7 @@ help:
 	@echo "make serve   run the service that alone drives the broadcast Chrome (127.0.0.1:8765)"
 	@echo "make dist    build the wheel and the sdist into dist/"
 	@echo "make lint typecheck format bench bench-extract bench-answers soak debug record update-recordings"
+	@echo "make knockout  switch each stream-safety defense off in turn: the tests that must notice do"
 
 setup: system venv tools
 
@@ -100,6 +101,11 @@ serve: setup
 
 test: setup
 	@$(PY) -m pytest -q
+
+# Every stream-safety and screen defense switched off in turn, with the tests that must then
+# fail (minutes; not part of `make test`; docs/testing.md). ARGS="--only NAME" for one.
+knockout: setup
+	@$(PY) scripts/knockout.py $(ARGS)
 
 # Everything that is formatted is also linted and type-checked; CI runs `check` before tests.
 SRC := browser_core gemini search tests bench scripts
