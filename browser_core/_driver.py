@@ -54,7 +54,7 @@ from ._settings import Settings
 from ._spare_tabs import BLANK_URLS, SpareTabs
 from ._tablock import TabLock
 from .safety._fetch_guard import install_fetch_guard
-from .safety._policy import check_url, is_allowed
+from .safety._policy import check_url, internal_request, is_allowed
 from .stage._focus import drain as drain_stage
 from .stage._screen import after_op, prepare_page
 
@@ -677,11 +677,25 @@ class Driver:
         await prepare_page(page, self.settings)  # the clean screen (bounded, never raises)
         for hook in self.page_hooks:
             await hook(page)
+        # Registered last, so it runs before any hook's routes: a public page must not show
+        # (or probe) an internal service through a frame, image or script either, a cross-site
+        # frame's included (its own renderer: the Fetch guard's session does not see it).
+        await page.route(internal_request(self.settings.allow_hosts), self._guard_request)
         # Second layer behind the egress guard proxy: every document request and redirect hop,
         # and a page's frames, images, scripts and XHR to internal hosts, paused over CDP and
         # refused before they are sent. (No Playwright route: each request a route sees stays
         # alive in Playwright as a Request, Route and Response until the connection drops.)
         await install_fetch_guard(page.context, page, self.settings.allow_hosts)
+
+    async def _guard_request(self, route: Any) -> None:
+        url = route.request.url
+        if is_allowed(url, self.settings.allow_hosts):
+            await route.fallback()
+            return
+        log.warning(
+            "driver.request_blocked", url=url[:200], resource_type=route.request.resource_type
+        )
+        await route.abort("blockedbyclient")
 
     async def _recover_after_timeout(self) -> None:
         """A frozen Chrome and a wedged tab (busy loop, dialog storm) both look like a timeout.

@@ -14,6 +14,7 @@ address rules here after it has resolved a name.
 from __future__ import annotations
 
 import ipaddress
+import re
 import socket
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -43,6 +44,34 @@ _EXTRA_NETS = tuple(
 )
 
 Resolver = Callable[[str], Iterable[str]]
+
+# Requests a page makes to internal addresses by number or well-known name (frames, images,
+# scripts, XHR): matched in Playwright's driver, so other requests never reach Python.
+_INTERNAL_HOST = (
+    r"localhost|[^/:?#]*\.(?:localhost|local|internal|lan|home\.arpa)"
+    r"|127(?:\.\d+){3}|10(?:\.\d+){3}|192\.168(?:\.\d+){2}|172\.(?:1[6-9]|2\d|3[01])(?:\.\d+){2}"
+    r"|169\.254(?:\.\d+){2}|100\.(?:6[4-9]|[7-9]\d|1[01]\d|12[0-7])(?:\.\d+){2}"
+    r"|0\.0\.0\.0|0x[0-9a-f.x]+|\d+|\[[^\]]*\]"
+)
+_SCHEME = r"^(?:https?|wss?)://(?:[^/@]*@)?"
+INTERNAL_REQUEST = re.compile(
+    _SCHEME + f"(?:{_INTERNAL_HOST})" + r"\.?(?::\d+)?(?:[/?#]|$)", re.IGNORECASE
+)
+
+
+def internal_request(allow_hosts: Iterable[str] = ()) -> re.Pattern[str]:
+    """`INTERNAL_REQUEST` less the hosts `SB_ALLOW_HOSTS` allows (`host` or `host:port`):
+    an allowed local service is not routed through Python at all (Playwright keeps every
+    request a route sees alive until the connection drops)."""
+    allowed = [
+        re.escape(host) + ("" if ":" in host.strip("[]") and "]" not in host else r"(?::\d+)?")
+        for host in (h.strip().lower() for h in allow_hosts)
+        if host
+    ]
+    if not allowed:
+        return INTERNAL_REQUEST
+    skip = _SCHEME + f"(?:{'|'.join(allowed)})" + r"(?:[/?#]|$)"
+    return re.compile(f"(?!{skip})" + INTERNAL_REQUEST.pattern, re.IGNORECASE)
 
 
 def _resolve(host: str) -> list[str]:

@@ -46,7 +46,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import structlog
-from playwright.async_api import Browser, CDPSession, Page
+from playwright.async_api import CDPSession, Page
 from playwright.async_api import Error as PlaywrightError
 
 from .._settings import Settings
@@ -207,8 +207,9 @@ async def _install_init_scripts(page: Page, settings: Settings) -> None:
 # behavior back to its default when that session detaches (measured on Chromium 156: a session
 # detached at once left Playwright's own `allowAndName` undone, and on a Chrome without the
 # `download_restrictions` preference an attachment was saved to ~/Downloads), so the session
-# lives as long as the connection.
-_DENY_SESSIONS: WeakKeyDictionary[Browser, CDPSession] = WeakKeyDictionary()
+# lives as long as the connection: it is carried by the browser object (a slot like
+# `PerPage`'s), so it goes with the connection when the driver drops it.
+_DENY_SESSIONS: PerPage[CDPSession] = PerPage("deny_downloads_session")
 
 
 async def _deny_downloads(page: Page, settings: Settings) -> None:
@@ -218,7 +219,7 @@ async def _deny_downloads(page: Page, settings: Settings) -> None:
     assert browser is not None  # a page of a connected browser
     session = _DENY_SESSIONS.get(browser)
     if session is None:
-        session = _DENY_SESSIONS[browser] = await browser.new_browser_cdp_session()
+        session = _DENY_SESSIONS.set(browser, await browser.new_browser_cdp_session())
     await session.send("Browser.setDownloadBehavior", {"behavior": "deny", "eventsEnabled": True})
 
 
