@@ -29,8 +29,7 @@ from bench._serve import MAPPED_HOSTS, BenchServer
 from bench._socks import start_proxy
 from bench._stage import Stage
 from browser_core import ChromeProcess, launch_chrome, stop_pid
-from browser_core._chrome import LOCAL_STATE_PREFS, SCREEN_PREFS, egress_args
-from browser_core.testing import free_port
+from browser_core.testing import LOCAL_STATE_PREFS, SCREEN_PREFS, egress_args, free_port
 
 ARMS = ("guard", "bare", "control", "socks", "unchecked", "stage")
 DEFAULT_ARMS = ("guard", "bare", "control")

@@ -27,8 +27,14 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from browser_core import configure_logging, stop_pid
-from browser_core._chrome import _keep, is_credential_name
-from browser_core.safety._egress import REP_HOST_UNREACHABLE, EgressGuard, Refused, normal_host
+from browser_core.testing import (
+    REP_HOST_UNREACHABLE,
+    EgressGuard,
+    Refused,
+    is_credential_name,
+    normal_host,
+)
+from browser_core.testing import keep_env as _keep
 
 MODES = ("pass", "unchecked")
 _OK, _FAILURE = 0, 1

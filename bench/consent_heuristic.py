@@ -25,8 +25,7 @@ from playwright.async_api import async_playwright
 
 from browser_core import build_settings, launch_chrome, stop_pid
 from browser_core.stage import _consent, install_consent
-from browser_core.stage._consent import controller_for
-from browser_core.testing import free_port
+from browser_core.testing import controller_for, free_port
 from tests import _onair
 from tests._server import LocalServer
 

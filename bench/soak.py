@@ -36,7 +36,7 @@ from bench._fixtures import article_files, default_sets, find_heavy  # noqa: E40
 from bench._serve import VIDEO_IDS, Served, add_youtube, read_page  # noqa: E402
 from bench._stage import Stage, open_stage, proc_tree, tree_memory_mb  # noqa: E402
 from browser_core import cdp_targets, configure_logging  # noqa: E402
-from browser_core._driver import RECYCLE_OPS  # noqa: E402
+from browser_core.testing import RECYCLE_OPS  # noqa: E402
 
 KINDS = ("search", "read", "play", "stop")
 WEIGHTS = (40, 35, 15, 10)
