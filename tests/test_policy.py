@@ -7,6 +7,7 @@ from collections.abc import Callable
 import pytest
 
 from browser_core import BlockedUrl, check_url
+from browser_core.safety._policy import address_reason, host_allowed, name_reason
 
 
 def no_dns(host: str) -> list[str]:
@@ -168,3 +169,92 @@ def test_the_canonical_url_is_what_gets_opened() -> None:
     assert check_url("http://[::1]:9/", ["[::1]:9"], resolver=no_dns) == "http://[::1]:9/"
     with pytest.raises(BlockedUrl):
         check_url("http://[::1]:10/", ["[::1]:9"], resolver=no_dns)
+
+
+# -- what a refusal says, and the allow-list's edges (each killed a surviving mutant) --------
+
+HINT = (
+    "(internal addresses are never shown on the stream; add the host to SB_ALLOW_HOSTS if "
+    "this is intended)"
+)
+
+
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [
+        ("http://127.0.0.1/", "127.0.0.1: loopback address"),
+        ("http://169.254.169.254/latest/", "169.254.169.254: link-local or metadata address"),
+        ("http://10.0.0.5/", "10.0.0.5: private network address"),
+        ("http://224.0.0.1/", "224.0.0.1: multicast address"),
+        ("http://100.64.0.1/", "100.64.0.1: internal address"),
+        ("https://printer.local/", "printer.local: internal host name"),
+        ("http://[2002:7f00:1::1]/", "2002:7f00:1::1: loopback address (6to4)"),
+        ("http://[2002:a9fe:a9fe::1]/", "2002:a9fe:a9fe::1: link-local or metadata address (6to4)"),
+    ],
+)
+def test_a_refusal_says_in_words_why_and_how_to_allow_it(url: str, why: str) -> None:
+    with pytest.raises(BlockedUrl) as info:
+        check_url(url, resolver=no_dns)
+    assert str(info.value) == f"refused to open {why} {HINT}"
+
+
+def test_a_refused_scheme_and_a_broken_url_say_what_they_are() -> None:
+    with pytest.raises(BlockedUrl) as info:
+        check_url("file:///etc/passwd", resolver=no_dns)
+    assert str(info.value) == (
+        "refused to open a file: URL on the broadcast screen (only http and https pages can be "
+        "opened)"
+    )
+    with pytest.raises(BlockedUrl) as info:
+        check_url("http://exa mple.com/", resolver=no_dns)
+    assert str(info.value) == "not a valid URL: 'http://exa mple.com/'"
+
+
+def test_6to4_of_a_public_address_is_public_and_of_an_internal_one_is_not() -> None:
+    assert address_reason("2002:808:808::1") is None  # 8.8.8.8
+    assert address_reason("2002:a00:1::1") == "private network address (6to4)"  # 10.0.0.1
+    assert check_url("http://[2002:808:808::1]/", resolver=no_dns)
+
+
+def test_the_guard_reads_every_ipv4_spelling_it_may_be_sent() -> None:
+    for spelling in ("127.0.0.1", "2130706433", "0x7f.1", "127.1", "0177.0.0.1"):
+        assert name_reason(spelling) == "loopback address", spelling
+
+
+def test_allow_list_entries_are_read_whatever_their_case_dots_or_gaps() -> None:
+    url = "http://intranet.local:8443/x"
+    for entries in (
+        ["Intranet.LOCAL:8443"],  # any case
+        ["intranet.local.:8443"],  # a final dot
+        ["", "  ", "intranet.local:8443"],  # empty entries before it
+    ):
+        assert check_url(url, entries, resolver=no_dns) == url, entries
+    with pytest.raises(BlockedUrl):
+        check_url(url, ["intranet.local:8444"], resolver=no_dns)
+
+
+def test_an_allowed_port_means_the_schemes_default_when_the_url_names_none() -> None:
+    assert check_url("https://intranet.local/", ["intranet.local:443"], resolver=no_dns)
+    assert check_url("http://intranet.local/", ["intranet.local:80"], resolver=no_dns)
+    with pytest.raises(BlockedUrl):
+        check_url("http://intranet.local/", ["intranet.local:443"], resolver=no_dns)
+    with pytest.raises(BlockedUrl):
+        check_url("https://intranet.local/", ["intranet.local:80"], resolver=no_dns)
+
+
+def test_the_guard_reads_a_host_as_chrome_may_send_it() -> None:
+    """The egress guard gets the host as Chrome sends it: any case, a final dot, brackets."""
+    assert name_reason("Printer.LOCAL.") == "internal host name"
+    assert name_reason("[::1]") == "loopback address"
+    assert address_reason("fe80::1%eth0") == "link-local or metadata address"
+    assert address_reason("example.com") == "not an IP address"
+    assert host_allowed("Intranet.Local.", 8443, ["intranet.local:8443"])
+    assert host_allowed("[::1]", 8080, ["[::1]:8080"])
+    assert not host_allowed("[::1]", 8081, ["[::1]:8080"])
+
+
+def test_a_long_bad_url_is_quoted_up_to_200_characters() -> None:
+    url = "http://exa mple.com/" + "a" * 300
+    with pytest.raises(BlockedUrl) as info:
+        check_url(url, resolver=no_dns)
+    assert str(info.value) == f"not a valid URL: {url[:200]!r}"
