@@ -264,23 +264,34 @@ def _consume(task: asyncio.Future[Any]) -> None:
 _PENDING: set[asyncio.Future[Any]] = set()
 
 
-def start(step: Awaitable[Any]) -> asyncio.Future[Any]:
-    """Begin a stage step in the background, capped at `CAP_S`, its failure swallowed."""
+_WATCHES: set[asyncio.Future[Any]] = set()
+
+
+def start(step: Awaitable[Any], *, watch: bool = False) -> asyncio.Future[Any]:
+    """Begin a stage step in the background, capped at `CAP_S`, its failure swallowed. A
+    `watch` (the late covers' check) is not waited for by `drain`: it is cancelled there."""
     task = asyncio.ensure_future(asyncio.wait_for(step, CAP_S))
     task.add_done_callback(_consume)
-    _PENDING.add(task)
-    task.add_done_callback(_PENDING.discard)
+    pending = _WATCHES if watch else _PENDING
+    pending.add(task)
+    task.add_done_callback(pending.discard)
     return task
 
 
 async def drain(timeout: float = 1.0) -> int:
     """Let the stage's background steps finish (at most `timeout`) before the event loop
     ends: a one-shot command exits right after its answer, and would cut a mark half-made.
-    Returns how many were still running then."""
+    A watch for late covers is cancelled instead (a one-shot command does not wait seconds
+    for a modal that may never come). Returns how many steps were still running then."""
     loop = asyncio.get_running_loop()
     mine = {task for task in _PENDING if task.get_loop() is loop}  # this loop's steps only
     if mine:
         await asyncio.wait(mine, timeout=timeout)
+    watches = {task for task in _WATCHES if task.get_loop() is loop}
+    for task in watches:
+        task.cancel()
+    if watches:
+        await asyncio.wait(watches, timeout=0.5)
     return sum(not task.done() for task in mine)
 
 
@@ -465,7 +476,7 @@ async def _uncovered(page: Any, arg: dict[str, Any], prepared: Prepared | None) 
             if covers is not None:
                 await covers.close()
             continue
-        start(covers.watch())
+        start(covers.watch(), watch=True)
         break
     return shown
 
