@@ -677,15 +677,19 @@ class Driver:
         await prepare_page(page, self.settings)  # the clean screen (bounded, never raises)
         for hook in self.page_hooks:
             await hook(page)
-        # Registered last, so it runs before any hook's routes: a public page must not show
-        # (or probe) an internal service through a frame, image or script either, a cross-site
-        # frame's included (its own renderer: the Fetch guard's session does not see it).
-        await page.route(internal_request(self.settings.allow_hosts), self._guard_request)
+        if self.page_hooks:
+            # Registered last, so it runs before any hook's routes: a hook (a recording's
+            # replay) never sees a request to an internal address, as Playwright's routes
+            # see a request before the Fetch guard below can refuse it. Without hooks no
+            # route is set: Playwright then intercepts nothing (no round trip per request,
+            # no Request kept per route, and no sign-in challenge answered "let Chrome ask").
+            await page.route(internal_request(self.settings.allow_hosts), self._guard_request)
         # Second layer behind the egress guard proxy: every document request and redirect hop,
-        # and a page's frames, images, scripts and XHR to internal hosts, paused over CDP and
-        # refused before they are sent. (No Playwright route: each request a route sees stays
-        # alive in Playwright as a Request, Route and Response until the connection drops.)
-        await install_fetch_guard(page.context, page, self.settings.allow_hosts)
+        # and the frames, images, scripts and XHR to internal hosts of every tab, paused over
+        # CDP and refused before they are sent, and every sign-in challenge cancelled (one
+        # browser session per connection; no Playwright route: each request a route sees stays
+        # alive in Playwright as a Request, Route and Response until the connection drops).
+        await install_fetch_guard(page, self.settings.allow_hosts)
 
     async def _guard_request(self, route: Any) -> None:
         url = route.request.url

@@ -749,20 +749,10 @@ def bare_calm(bare: Screen, bare_tool: BrowseTool) -> Path:
     return bare.grab("bare-calm")
 
 
-# Measured: on a Chrome without our Local State auth schemes, Chrome's sign-in dialog shows
-# for a 401 in a frame while the driver is attached. Playwright's routes (the driver's guard
-# route) intercept every request and answer each sign-in challenge "Default" (let Chrome
-# ask), so the Fetch guard's CancelAuth never gets the challenge.
-AUTH_HOLE = pytest.mark.xfail(
-    reason="Playwright's routes answer sign-in challenges before the Fetch guard", strict=True
-)
-
-
 @pytest.mark.parametrize(
     "hazard",
-    ["dialogs", "dialog-new-frame", "download", "print",
-     pytest.param("auth-iframe", marks=AUTH_HOLE), "protocols", "protocol-frames-html",
-     "protocol-frames-later"],
+    ["dialogs", "dialog-new-frame", "download", "print", "auth-iframe", "protocols",
+     "protocol-frames-html", "protocol-frames-later"],
 )  # fmt: skip
 def test_on_a_chrome_we_did_not_start_the_page_defenses_alone_keep_the_screen_clean(
     bare: Screen, bare_tool: BrowseTool, bare_calm: Path, hazard: str

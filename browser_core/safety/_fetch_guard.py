@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import structlog
-from playwright.async_api import BrowserContext, CDPSession, Page
+from playwright.async_api import CDPSession, Page
 from playwright.async_api import Error as PlaywrightError
 
 from ._policy import is_allowed
@@ -65,7 +65,7 @@ _NOTICE = base64.b64encode(
 
 
 class FetchGuard:
-    """Pauses matching requests of one page over its own CDP session and decides on each."""
+    """Pauses matching requests of a browser over its own CDP session and decides on each."""
 
     def __init__(self, session: CDPSession, allow_hosts: Iterable[str]) -> None:
         self.session = session
@@ -126,13 +126,24 @@ class FetchGuard:
             pass  # the page navigated away or closed: the request is gone with it
 
 
-async def install_fetch_guard(
-    context: BrowserContext, page: Page, allow_hosts: Iterable[str]
-) -> FetchGuard:
-    """Start guarding `page` at the CDP Fetch level; returns the guard (its `blocked` URLs)."""
-    session = await context.new_cdp_session(page)
+_GUARD_ATTR = "_stream_browser_fetch_guard"  # one guard per connected browser object
+
+
+async def install_fetch_guard(page: Page, allow_hosts: Iterable[str]) -> FetchGuard:
+    """Guard every request of the browser `page` belongs to, at the CDP Fetch level, from a
+    browser session kept as long as the connection (the first call per connection opens it;
+    later ones return the same guard). A browser session sees every tab and every frame,
+    a cross-site frame in its own renderer included, and gets each sign-in challenge before
+    Playwright's routes can answer it "Default" (Chrome's dialog)."""
+    browser = page.context.browser
+    assert browser is not None  # a page of a connected browser
+    guard: FetchGuard | None = getattr(browser, _GUARD_ATTR, None)
+    if guard is not None:
+        return guard
+    session = await browser.new_browser_cdp_session()
     guard = FetchGuard(session, allow_hosts)
     session.on("Fetch.requestPaused", guard.on_paused)
     session.on("Fetch.authRequired", guard.on_auth)
     await session.send("Fetch.enable", {"patterns": list(PATTERNS), "handleAuthRequests": True})
+    setattr(browser, _GUARD_ATTR, guard)  # carried by the browser: it goes with the connection
     return guard

@@ -269,8 +269,7 @@ _defense(
     "auth-cancel",
     "an HTTP sign-in challenge: the Fetch guard cancels it (no sign-in dialog), while attached",
     [(FETCH, _attribute("FetchGuard.on_auth", _on_auth_default))],
-    # None: while Playwright's routes are on (the driver's route guard), Playwright answers
-    # every challenge first ("Default": Chrome's dialog); see BARE + "[auth-iframe]", xfail.
+    BARE + "[auth-iframe]",
 )
 _defense(
     "auth-schemes",
@@ -334,15 +333,17 @@ _ROUTE = (DRIVER, _attribute("Driver._guard_request", _let_through))
 _FETCH = (FETCH, _attribute("FetchGuard._decide", _continue_all))
 _defense(
     "route-guard",
-    "a page's requests to internal addresses refused in Playwright's driver (cross-site frames)",
+    "a page's requests to internal addresses refused before a page hook's route sees them",
     [_ROUTE],
-    DRIVER_TESTS + "test_a_frame_from_another_site_cannot_probe_an_internal_service_either",
+    DRIVER_TESTS + "test_a_page_hook_never_sees_a_request_to_an_internal_address",
 )
 _defense(
     "fetch-guard",
-    "document requests and redirect hops to internal addresses refused over CDP Fetch",
+    "every tab's documents, redirect hops and requests to internal addresses (a cross-site "
+    "frame's included) refused over CDP Fetch",
     [_FETCH],
     DRIVER_TESTS + "test_a_redirect_to_an_internal_address_is_refused",
+    DRIVER_TESTS + "test_a_frame_from_another_site_cannot_probe_an_internal_service_either",
     "tests/test_egress.py::test_without_the_proxy_the_fetch_guard_stops_redirect_hops_before_"
     "they_are_sent[302]",
 )
