@@ -37,6 +37,7 @@ from bench._serve import VIDEO_IDS, Served, add_youtube, read_page  # noqa: E402
 from bench._stage import Stage, open_stage, proc_tree, tree_memory_mb  # noqa: E402
 from browser_core import cdp_targets, configure_logging  # noqa: E402
 from browser_core.testing import RECYCLE_OPS  # noqa: E402
+from search.parsers.article import warm_up  # noqa: E402
 
 KINDS = ("search", "read", "play", "stop")
 WEIGHTS = (40, 35, 15, 10)
@@ -388,6 +389,7 @@ def run_soak(
                 Op(-2, "play", f"https://www.youtube.com/watch?v={VIDEO_IDS[0]}"),
                 Op(-1, "stop", ""),
             ]
+            warm_up()  # what `serve` builds on a thread at start
             for op in warm:
                 _warm(runner, op)
             before = snapshot(stage, runner)

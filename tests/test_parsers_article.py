@@ -28,6 +28,7 @@ from search.parsers.article import (
     extraction_passes,
     keep_opening,
     page_words,
+    shared_stoplist,
 )
 
 AEB = Path(__file__).parent / "fixtures" / "articles" / "scrapinghub-aeb"
@@ -497,3 +498,19 @@ def test_keep_opening_should_trust_the_pages_own_description_for_a_standfirst() 
     assert keep_opening(precise, balanced, min_words=12) == precise  # no full stop: no sentence
     kept = keep_opening(precise, balanced, description=standfirst + ".", min_words=12)
     assert kept.splitlines()[0] == standfirst
+
+
+def test_the_all_language_stoplist_is_held_once_and_reads_the_same() -> None:
+    """A page trafilatura's passes leave unclean goes to justext with every language's
+    stoplist: built once, lower-cased once, and the same object justext then uses (left to
+    themselves, trafilatura kept a tuple and justext a lower-cased copy: 41 MB for good)."""
+    import justext
+    import justext.core
+
+    article = extract_article(read(WCXB / "html" / "4377.html.gz"), "https://example.com/a")
+    held = trafilatura.external.JT_STOPLIST
+    assert held is shared_stoplist() and justext.core.define_stoplist(held) is held
+    every_word = {w.lower() for lang in justext.get_stoplists() for w in justext.get_stoplist(lang)}
+    assert held == every_word
+    assert article.text.startswith("From deep dives into emerging technologies")
+    assert article.word_count > 900

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import resource
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from browser_core import (
 )
 
 from .._tool import BrowseTool
+from ..parsers.article import warm_up
 from ._access import Access
 from ._app import create_app
 from ._bind import Bound, StartRefused, bind, check_exposure
@@ -233,12 +235,21 @@ def prepare(settings: Settings, tool: BrowseTool | None = None) -> Prepared:
     return Prepared(_DrainingServer(config, service), bound, token)
 
 
+def _warm_up() -> None:
+    try:
+        warm_up()
+    except Exception as exc:  # only the first call then pays for it
+        log.info("service.warm_up_failed", error=str(exc)[:200])
+
+
 def serve(settings: Settings, *, ready: Callable[[str], None] | None = None) -> int:
     """Run until SIGTERM/SIGINT; 0 after a clean drain. Raises `StartRefused`."""
     prepared = prepare(settings)
     # the log scrubber also knows a generated token (SB_SERVICE_TOKEN is in the settings)
     secrets_ = (*settings.secret_values(), prepared.token)
     configure_logging(settings.log_level, settings.log_format, secrets=secrets_)
+    # built once for the process's life, before a call needs it (a first read pays ~140 ms)
+    threading.Thread(target=_warm_up, name="warm-up", daemon=True).start()
     if ready is not None:
         ready(prepared.url)
     prepared.run()
