@@ -15,7 +15,7 @@ export PYTHONDONTWRITEBYTECODE := 1
 
 .PHONY: help setup system venv tools tools-inspector2 tools-claude demo serve test check lint typecheck format bench bench-extract bench-answers \
         soak screens debug record update-recordings chrome doctor constraints dist clean \
-        image base-image image-test knockout
+        image base-image image-test knockout mutation
 
 help:
 	@echo "make demo    set up and run a search + page read on a local broadcast Chrome (offline)"
@@ -24,6 +24,7 @@ help:
 	@echo "make dist    build the wheel and the sdist into dist/"
 	@echo "make lint typecheck format bench bench-extract bench-answers soak debug record update-recordings"
 	@echo "make knockout  switch each stream-safety defense off in turn: the tests that must notice do"
+	@echo "make mutation  mutation testing of the pure modules (mutmut; CPU-heavy, minutes per module)"
 
 setup: system venv tools
 
@@ -106,6 +107,13 @@ test: setup
 # fail (minutes; not part of `make test`; docs/testing.md). ARGS="--only NAME" for one.
 knockout: setup
 	@$(PY) scripts/knockout.py $(ARGS)
+
+# mutmut over the pure modules (the address policy, the envelope and its look-alike folding,
+# the Google and YouTube parsers, the passage selection), one at a time under nice, with the
+# tests that cover each; killed/total per module (docs/testing.md). ARGS="--only policy".
+mutation: venv
+	@$(PY) -c "import mutmut" 2>/dev/null || $(PY) -m pip install -q -c constraints.txt -e '.[dev,mutation]'
+	@$(PY) scripts/mutation.py $(ARGS)
 
 # Everything that is formatted is also linted and type-checked; CI runs `check` before tests.
 SRC := browser_core gemini search tests bench scripts
