@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,7 +41,11 @@ class Target:
 
 TARGETS = (
     Target("policy", "browser_core/safety/_policy.py", ("tests/test_policy.py",)),
-    Target("envelope", "browser_core/safety/_envelope.py", ("tests/test_envelope.py",)),
+    Target(
+        "envelope",
+        "browser_core/safety/_envelope.py",
+        ("tests/test_envelope.py", "tests/test_tool.py"),  # wrap_answer: the tool's results
+    ),
     Target(
         "lookalike",
         "browser_core/safety/_lookalike.py",
@@ -156,11 +161,12 @@ def table(scores: list[Score]) -> str:
     ]
     for s in scores:
         total, killed, survived = len(s.statuses), s.count("killed"), s.count("survived")
-        other = total - killed - survived
+        others = Counter(v for v in s.statuses.values() if v not in ("killed", "survived"))
+        other = ", ".join(f"{n} {status}" for status, n in others.most_common()) or "0"
         note = f" ({s.note})" if s.note else ""
         lines.append(
             f"| `{s.target.module}` | {total} | {killed} | {survived} | {other} | "
-            f"{s.seconds / 60:.0f} min{note} |"
+            f"{s.seconds / 60:.1f} min{note} |"
         )
     return "\n".join(lines)
 

@@ -9,7 +9,15 @@ from typing import Any
 
 import pytest
 
-from browser_core import neutralize, parse_envelope, wrap_untrusted
+from browser_core import (
+    Answer,
+    FailureKind,
+    Source,
+    neutralize,
+    parse_envelope,
+    wrap_answer,
+    wrap_untrusted,
+)
 from browser_core.safety._envelope import NOTICE, cut
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -358,3 +366,46 @@ def test_a_broken_envelope_is_refused_with_what_is_wrong() -> None:
     with pytest.raises(ValueError) as info:
         parse_envelope(forged)
     assert str(info.value) == "the envelope body contains a fence, a role tag or hidden characters"
+
+
+def test_a_result_carries_everything_the_brain_is_given() -> None:
+    answer = Answer(
+        body="Herons wait.",
+        sources=(Source(title="Birds", url="https://a.example/herons"),),
+        data={"outcome": "ok"},
+        by="gemini-cli",
+        failure_kind=FailureKind.PLAYBACK_FAILED,
+    )
+    result = wrap_answer(
+        answer,
+        provider="gemini",
+        action="read",
+        query="herons?",
+        max_chars=600,
+        elapsed_ms=42,
+        note="Say it plainly.",
+    )
+    envelope = parse_envelope(result.reply_text)
+    assert (result.success, result.failure_kind) == (False, FailureKind.PLAYBACK_FAILED)
+    assert (result.provider, result.action, result.query) == ("gemini-cli", "read", "herons?")
+    assert result.sources == [Source(title="Birds", url="https://a.example/herons")]
+    assert (result.data, result.elapsed_ms, result.note) == (
+        {"outcome": "ok"},
+        42,
+        "Say it plainly.",
+    )
+    assert (
+        envelope.header["provider"] == "gemini-cli" and envelope.header["note"] == "Say it plainly."
+    )
+    assert envelope.header["sources"] == "https://a.example/herons"
+    assert envelope.header["retrieved"] == result.retrieved_at.isoformat(timespec="seconds")
+    assert envelope.body == "Herons wait." and result.truncated is False
+    long = wrap_answer(Answer(body="x" * 300), provider="read", action="read", max_chars=600)
+    assert long.truncated is True and len(long.reply_text) == 600
+
+
+def test_a_result_by_default_has_no_query_no_time_and_the_8000_character_budget() -> None:
+    result = wrap_answer(Answer(body="x" * 9000), provider="read", action="read")
+    assert (result.query, result.elapsed_ms, result.note) == ("", 0, None)
+    assert result.success is True and result.failure_kind is None
+    assert len(result.reply_text) == 8000

@@ -7,7 +7,13 @@ from collections.abc import Callable
 import pytest
 
 from browser_core import BlockedUrl, check_url
-from browser_core.safety._policy import address_reason, host_allowed, name_reason
+from browser_core.safety._policy import (
+    INTERNAL_REQUEST,
+    address_reason,
+    host_allowed,
+    internal_request,
+    name_reason,
+)
 
 
 def no_dns(host: str) -> list[str]:
@@ -258,3 +264,30 @@ def test_a_long_bad_url_is_quoted_up_to_200_characters() -> None:
     with pytest.raises(BlockedUrl) as info:
         check_url(url, resolver=no_dns)
     assert str(info.value) == f"not a valid URL: {url[:200]!r}"
+
+
+def test_the_route_guard_sees_every_internal_request_but_those_to_allowed_hosts() -> None:
+    """What the driver routes through its guard: an allowed local service is left alone
+    (by host and port), every other internal request is still routed."""
+    assert (
+        internal_request() is INTERNAL_REQUEST and internal_request(["", " "]) is INTERNAL_REQUEST
+    )
+    routed = internal_request(["127.0.0.1:8000", "LOCALHOST", "[::1]:8080", "[fd00::5]"])
+    for url in (
+        "http://[fd00::5]:3000/",  # a host without a port: any port
+        "http://127.0.0.1:8000/x",
+        "http://user@127.0.0.1:8000/?q",
+        "http://localhost/",
+        "http://localhost:5000/x",
+        "ws://[::1]:8080/socket",
+    ):
+        assert not routed.match(url), url
+    for url in (
+        "http://127.0.0.1:9222/json",
+        "http://127.0.0.1:80001/",  # a longer port is another port
+        "http://127.0.0.1/",
+        "http://[::1]:9090/",
+        "http://10.0.0.1/",
+        "http://printer.local/",
+    ):
+        assert routed.match(url), url
