@@ -39,6 +39,7 @@ sys.path.insert(0, str(ROOT))
 from bench._arms import ARMS, DEFAULT_ARMS  # noqa: E402
 from bench._egress_cost import egress_cost, parse_arms  # noqa: E402
 from bench._fixtures import article_files, default_sets, find_heavy, find_light  # noqa: E402
+from bench._layers import layer_breakdown  # noqa: E402
 from bench._serve import read_page  # noqa: E402
 from bench._stage import Stage  # noqa: E402
 from bench._stage_cost import stage_cost  # noqa: E402
@@ -603,6 +604,8 @@ def main(argv: list[str] | None = None) -> int:
         measure(rows, floor, bench, args.iterations, args.warmup, results)
         ratios = report(results, bench)
         side_measurements(args, bench, fixtures)
+        print("\nwhere the warm path's time goes (row 1, layer by layer, beside the floor):")
+        print("\n".join(layer_breakdown(bench, floor, 5 if args.smoke else 15)))
         print("\negress guard: goto + content, the same pages in each arm's Chromium:")
         rounds = 5 if args.smoke else 30
         print("\n".join(egress_cost(floor, bench, rounds, arms=args.egress_arms)))

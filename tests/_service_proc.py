@@ -23,6 +23,7 @@ import pytest
 
 from browser_core import ChromeProcess
 from browser_core._chrome import close_target
+from tests._server import LocalServer
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV_PREFIXES = ("STREAM_BROWSER", "CDP_", "GEMINI_", "GOOGLE_", "SB_")
@@ -126,11 +127,14 @@ def wait_until(predicate: Any, timeout: float = 15.0) -> bool:
 
 @pytest.fixture(scope="session")
 def shared_service(
-    chrome: ChromeProcess, tmp_path_factory: pytest.TempPathFactory
+    chrome: ChromeProcess, server: LocalServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[ServiceProc]:
-    """One service for the test modules that only call it (import this fixture to use it)."""
+    """One service for the test modules that only call it (import this fixture to use it).
+    It allows what the session's egress guard opens: its Fetch guard sees every tab of the
+    Chrome for the whole session, and refuses for them what it refuses for itself."""
     state = tmp_path_factory.mktemp("service-state")
-    service = start_service(chrome, state, SB_QUEUE_MAX="32")
+    allow = f"127.0.0.1,localhost:{server.port}"
+    service = start_service(chrome, state, SB_QUEUE_MAX="32", SB_ALLOW_HOSTS=allow)
     yield service
     assert service.stop() == 0
     close_owned_tab(chrome, state)
