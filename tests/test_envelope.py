@@ -409,3 +409,15 @@ def test_a_result_by_default_has_no_query_no_time_and_the_8000_character_budget(
     assert (result.query, result.elapsed_ms, result.note) == ("", 0, None)
     assert result.success is True and result.failure_kind is None
     assert len(result.reply_text) == 8000
+
+
+def test_a_result_and_its_envelope_carry_the_same_retrieval_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The brain reads the time from the header, a client from the field: one moment."""
+    monkeypatch.setattr("browser_core.safety._envelope.utcnow", lambda: NOW)
+    result = wrap_answer(Answer(body="Herons wait."), provider="read", action="read")
+    assert result.retrieved_at == NOW
+    assert parse_envelope(result.reply_text).header["retrieved"] == NOW.isoformat(
+        timespec="seconds"
+    )

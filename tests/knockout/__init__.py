@@ -265,18 +265,25 @@ _defense(
     NO_DRIVER + "[print]",
     SCREEN_TESTS + "test_doctor_names_what_a_chrome_we_attach_to_lacks_for_a_clean_screen",
 )
+_AUTH_CANCEL = (FETCH, _attribute("FetchGuard.on_auth", _on_auth_default))
+_AUTH_SCHEMES = (CHROME, _pref_off("LOCAL_STATE_PREFS", "auth"))
 _defense(
     "auth-cancel",
     "an HTTP sign-in challenge: the Fetch guard cancels it (no sign-in dialog), while attached",
-    [(FETCH, _attribute("FetchGuard.on_auth", _on_auth_default))],
+    [_AUTH_CANCEL],
     BARE + "[auth-iframe]",
 )
 _defense(
     "auth-schemes",
     "Local State auth.schemes=negotiate: Chrome offers no sign-in dialog, Chrome-wide",
-    [(CHROME, _pref_off("LOCAL_STATE_PREFS", "auth"))],
-    HAZARD + "[auth-iframe]",
+    [_AUTH_SCHEMES],
     NO_DRIVER + "[auth-iframe]",
+)
+_defense(
+    "auth-all",
+    "both sign-in defenses at once (on our own Chrome, with the driver attached)",
+    [_AUTH_CANCEL, _AUTH_SCHEMES],
+    HAZARD + "[auth-iframe]",
 )
 _defense(
     "protocols-page",
