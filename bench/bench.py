@@ -605,7 +605,8 @@ def main(argv: list[str] | None = None) -> int:
         ratios = report(results, bench)
         side_measurements(args, bench, fixtures)
         print("\nwhere the warm path's time goes (row 1, layer by layer, beside the floor):")
-        print("\n".join(layer_breakdown(bench, floor, 5 if args.smoke else 15)))
+        rounds, gap_s = (3, 0.0) if args.smoke else (10, 3.0)
+        print("\n".join(layer_breakdown(bench, floor, rounds, gap_s)))
         print("\negress guard: goto + content, the same pages in each arm's Chromium:")
         rounds = 5 if args.smoke else 30
         print("\n".join(egress_cost(floor, bench, rounds, arms=args.egress_arms)))
