@@ -38,13 +38,15 @@ _WATCH = """<!DOCTYPE html>
 
 @dataclass
 class Served:
-    """One canned reply. `delay_s` holds the reply back (a slow or hanging server)."""
+    """One canned reply. `delay_s` holds the reply back (a slow or hanging server);
+    `endless` sends the body again and again, with no length, until the client goes."""
 
     body: bytes
     content_type: str = HTML
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
+    endless: bool = False
 
 
 Handler = Served | Callable[[str], Served]
@@ -217,13 +219,18 @@ class BenchServer:
         try:
             request.send_response(reply.status)
             request.send_header("Content-Type", reply.content_type)
-            request.send_header("Content-Length", str(len(reply.body)))
+            if reply.endless:
+                request.send_header("Connection", "close")
+            else:
+                request.send_header("Content-Length", str(len(reply.body)))
             request.send_header("Cache-Control", "no-store")
             for key, value in reply.headers.items():
                 request.send_header(key, value)
             request.end_headers()
             if request.command != "HEAD":
                 request.wfile.write(reply.body)
+                while reply.endless and not self._stop.is_set():
+                    request.wfile.write(reply.body)
             request.wfile.flush()
         except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
             return

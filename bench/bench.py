@@ -605,10 +605,10 @@ def main(argv: list[str] | None = None) -> int:
         ratios = report(results, bench)
         side_measurements(args, bench, fixtures)
         print("\nwhere the warm path's time goes (row 1, layer by layer, beside the floor):")
-        rounds, gap_s = (3, 0.0) if args.smoke else (10, 3.0)
+        rounds, gap_s = (2, 0.0) if args.smoke else (10, 3.0)
         print("\n".join(layer_breakdown(bench, floor, rounds, gap_s)))
         print("\negress guard: goto + content, the same pages in each arm's Chromium:")
-        rounds = 5 if args.smoke else 30
+        rounds = 3 if args.smoke else 30
         print("\n".join(egress_cost(floor, bench, rounds, arms=args.egress_arms)))
         if args.json:
             write_json(args.json, results, ratios, bench)

@@ -487,6 +487,7 @@ WEDGING = {
     b"'beforeunload', e => { e.preventDefault(); e.returnValue = 'stay'; });"
     b"</script>",
     "never-ends": None,
+    "endless-body": b"<p>more words, and more words that never end.</p>" * 2000,
 }
 
 
@@ -497,7 +498,10 @@ def test_a_page_that_never_lets_go_costs_one_deadline_and_the_next_read_works(
     stage = _stage(tmp_path)
     body = WEDGING[name]
     url = stage.server.add(
-        f"/{name}", Served(ARTICLE, delay_s=60) if body is None else Served(body)
+        f"/{name}",
+        Served(ARTICLE, delay_s=60)
+        if body is None
+        else Served(body, endless=name.startswith("endless")),
     )
     tool = BrowseTool(stage.settings)
     try:

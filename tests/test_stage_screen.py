@@ -298,7 +298,8 @@ def _open_screen(tmp: Path, *, bare: bool = False) -> Iterator[Screen]:
         if view.watch is not None:
             view.watch.close()
         if view.chrome:
-            stop_pid(view.chrome.pid)
+            # A bare Chrome left on a hazard page can take its whole 5 s to go on SIGTERM.
+            stop_pid(view.chrome.pid, timeout=2.0 if bare else 5.0)
             if view.chrome.egress_pid:
                 stop_pid(view.chrome.egress_pid)
         if view.bare_proc is not None:
