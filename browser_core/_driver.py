@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal, NoReturn, TypeVar
+from urllib.parse import urldefrag
 
 import structlog
 from playwright.async_api import Browser, BrowserContext, Page, Playwright, async_playwright
@@ -41,6 +42,7 @@ from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from ._cdp_raw import tab_responds
 from ._chrome import cdp_targets, close_target, load_state
+from ._early_body import EarlyBody, armed
 from ._errors import (
     BlockedUrl,
     CdpUnreachable,
@@ -113,6 +115,7 @@ class NavOutcome:
     content_type: str
     download: bool = False
     response: Any = field(default=None, compare=False, repr=False)
+    body: str | None = field(default=None, compare=False, repr=False)  # see `_early_body`
 
     @property
     def is_html(self) -> bool:
@@ -287,7 +290,7 @@ class Driver:
         nav_ms = (timeout or self.settings.nav_timeout_s) * 1000
         self._downloads = 0
         try:
-            response = await page.goto(url, wait_until=wait_until, timeout=nav_ms)
+            response, early = await self._goto(page, url, wait_until, nav_ms)
         except PlaywrightError as exc:
             return await self._navigation_error(page, url, exc)
         outcome = NavOutcome(
@@ -295,6 +298,7 @@ class Driver:
             status=response.status if response else None,
             content_type=(response.headers.get("content-type", "") if response else ""),
             response=response,
+            body=early.text if early is not None and _same_document(early.url, page.url) else None,
         )
         self._check_redirects(response, page.url)
         if not self._page_allowed(page.url):
@@ -307,6 +311,38 @@ class Driver:
         if wait_until != "commit":
             await self.settle(page, settle_ms)
         return outcome
+
+    async def _goto(
+        self, page: Page, url: str, wait_until: WaitUntil, nav_ms: float
+    ) -> tuple[Any, EarlyBody | None]:
+        """`page.goto`; with "commit", the document's body is taken from the network on the
+        way (`_early_body`), and a body too slow for that is opened again the usual way."""
+        if wait_until != "commit":
+            return await page.goto(url, wait_until=wait_until, timeout=nav_ms), None
+        started = time.monotonic()
+        async with armed(page) as arming:
+            try:
+                response = await page.goto(url, wait_until=wait_until, timeout=nav_ms)
+            except PlaywrightError as exc:
+                first = arming.body.result() if arming.body.done() else None
+                if first is not None and _INTERRUPTED in str(exc):
+                    # Its document came, and moved the page on at once (a script redirect,
+                    # as Google's own to a consent or "sorry" page): once where it went has
+                    # committed, the caller reads that page from the DOM.
+                    left_ms = nav_ms - (time.monotonic() - started) * 1000
+                    with contextlib.suppress(PlaywrightError):
+                        await page.wait_for_url(
+                            lambda now: not _same_document(now, first.url),
+                            wait_until="commit",
+                            timeout=max(left_ms, 1000),
+                        )
+                    return None, None
+                if not arming.gave_up:
+                    raise
+            else:
+                return response, arming.body.result() if arming.body.done() else None
+        left_ms = nav_ms - (time.monotonic() - started) * 1000
+        return await page.goto(url, wait_until=wait_until, timeout=max(left_ms, 1000)), None
 
     async def settle(self, page: Page, settle_ms: int | None = None) -> None:
         """Wait until `load`, or until the page's text stops changing, within the settle cap.
@@ -827,6 +863,13 @@ def _waited(op: str, deadline: Deadline, holder: str) -> OperationTimeout:
         f"{op}: waited {deadline.seconds:.1f} s for the broadcast tab, which {holder} was using",
         hint="retry, or raise SB_OP_TIMEOUT_S",
     )
+
+
+_INTERRUPTED = "is interrupted by another navigation"  # Playwright 1.65's words, no type
+
+
+def _same_document(a: str, b: str) -> bool:
+    return urldefrag(a).url == urldefrag(b).url
 
 
 async def _target_id(context: BrowserContext, page: Page) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -142,3 +143,60 @@ def test_a_page_that_never_finishes_loading_is_read_after_the_capped_settle(
 
     page = sync_driver.call(timed(None), 20)
     assert page.outcome == "ok" and "already" in page.text
+
+
+BUSY_MS = 4000  # the page's own script holds its renderer this long before the article
+
+
+def test_the_text_is_taken_from_the_network_before_the_page_has_run_its_scripts(
+    sync_driver: SyncDriver, http: LocalServer, settings: Settings
+) -> None:
+    """The answer does not wait for the renderer: a page whose script holds the main thread
+    for seconds is read from the response body as Chrome's network stack has it, and the
+    call returns long before that page reaches DOMContentLoaded (by the page's own clock).
+    Read through the renderer (`response.text()`), it came after the script."""
+    busy = ARTICLE.replace(
+        "<body>",
+        f"<body><script>const t = Date.now(); while (Date.now() - t < {BUSY_MS});</script>",
+    )
+    page = read(sync_driver, http.route("/busy", Reply(busy)), settings)
+    returned_ms = time.time() * 1000
+    assert page.outcome == "ok" and "fifty minutes later" in page.text
+
+    async def dcl(tab: Any) -> float:
+        await tab.wait_for_load_state("domcontentloaded")
+        return float(
+            await tab.evaluate(
+                "performance.timeOrigin"
+                " + performance.getEntriesByType('navigation')[0].domContentLoadedEventStart"
+            )
+        )
+
+    page_dcl_ms = sync_driver.run("dcl", dcl)
+    assert returned_ms < page_dcl_ms - BUSY_MS / 2, (returned_ms, page_dcl_ms)
+
+
+@pytest.mark.parametrize(
+    ("declared", "encoding"),
+    [("text/html; charset=shift_jis", "shift_jis"), ("text/html", "cp1252")],
+    ids=["charset-in-the-header", "charset-only-in-the-page"],
+)
+def test_a_page_in_a_legacy_encoding_reads_as_its_words(
+    sync_driver: SyncDriver, http: LocalServer, settings: Settings, declared: str, encoding: str
+) -> None:
+    """Bytes that are not UTF-8 are decoded as the header says, or (no charset there) read
+    from the rendered page, which knows its own `<meta charset>`: never mojibake."""
+    words = (
+        "潮見表によると満潮は毎日五十分遅れる。"
+        if encoding == "shift_jis"
+        else "Crème brûlée à la carte, déjà vu. "
+    )
+    html = (
+        f"<html><head><meta charset='{encoding}'><title>t</title></head><body><article>"
+        + "".join(f"<p>{words * 4} ({i})</p>" for i in range(12))
+        + "</article></body></html>"
+    )
+    url = http.route("/legacy", Reply(html.encode(encoding), content_type=declared))
+    page = read(sync_driver, url, settings)
+    assert page.outcome == "ok"
+    assert words.strip() in page.text, page.text[:200]

@@ -22,6 +22,7 @@ from browser_core import (
     Deadline,
     Driver,
     FailureKind,
+    NavOutcome,
     PageBlocked,
     ProviderError,
     Settings,
@@ -98,8 +99,11 @@ async def answer_consent(page: Any, choice: str, timeout_ms: float = 8000) -> bo
     return True
 
 
-async def _body_html(page: Any, response: Any) -> str:
+async def _body_html(page: Any, nav: NavOutcome) -> str:
     """The response body as soon as it arrived; the rendered DOM if the body is unavailable."""
+    if nav.body is not None:
+        return nav.body
+    response = nav.response
     if response is not None:
         try:
             return str(await response.text())
@@ -119,7 +123,7 @@ async def _load_serp(driver: Driver, page: Any, url: str, settings: Settings) ->
     """Open the results page and parse it; answer a consent wall on the way."""
     nav = await driver.navigate(page, url, wait_until="commit", check=False)
     prepare(page)  # the stage's world and stylesheet, while the page is parsed
-    serp = await _parse(page, await _body_html(page, nav.response))
+    serp = await _parse(page, await _body_html(page, nav))
     if serp.blocked is None and not serp.results:
         # Not a result page yet (a script or meta redirect, or a late render): settle, re-read.
         await page.wait_for_load_state("domcontentloaded")

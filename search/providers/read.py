@@ -118,7 +118,7 @@ async def read_in_page(
     prepare(page)  # the stage's world and stylesheet, while the text is extracted
     from search.parsers.article import extract_article  # trafilatura is slow to import
 
-    body = await _response_html(nav.response)
+    body = nav.body if nav.body is not None else await _response_html(nav.response)
     article = await asyncio.to_thread(extract_article, body, nav.url) if body else None
     text = article.text.strip() if article else ""
     html = body or ""

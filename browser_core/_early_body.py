@@ -1,0 +1,188 @@
+"""The main document's body as soon as Chrome's network stack has it, not when the page's
+renderer gets round to handing it over.
+
+Playwright's `response.text()` asks the page's renderer (`Network.getResponseBody`), which
+answers on its main thread, between the page's own parsing and scripts. Measured on the
+bench's results page on a quiet machine: the last byte was in at 70 ms
+(`Network.loadingFinished`), the body came back at 208 ms, DOMContentLoaded at 227 ms. Paused
+at the CDP `Fetch` response stage instead, the browser process reads the whole body for us
+(`Fetch.getResponseBody`) and the page then continues with the same bytes: the answer is
+parsed from them while the renderer paints the page for viewers.
+
+Only our own navigation's main-frame document is taken, and only an HTML one that is neither
+an attachment nor declared larger than `MAX_BYTES`: every other document response (a frame,
+a redirect hop, a download) is let go at once. The session's `Fetch` is enabled only for the
+length of one navigation (`armed`); a session kept per page goes with the page.
+
+The browser holds the whole body until it is handed over, so a body that takes longer than
+`WAIT_S` (a page that never ends, measured: Chrome buffered 500 MB a second from a local
+server and went down after about 4 s) is cancelled there (`Fetch.failRequest`, which frees
+it, measured) and `Arming.gave_up` says so: the driver then opens the page again the usual
+way, where the renderer reads it at its own pace.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+from playwright.async_api import CDPSession, Page
+from playwright.async_api import Error as PlaywrightError
+
+from .stage._perpage import PerPage
+
+log = structlog.get_logger("browser_core.early_body")
+
+MAX_BYTES = 8 * 1024 * 1024  # a declared length above this is read the usual way
+WAIT_S = 1.5  # a body not complete by then is given up on (a results page takes ~0.05 s here)
+_PATTERNS = [{"urlPattern": "*", "resourceType": "Document", "requestStage": "Response"}]
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+
+
+@dataclass(frozen=True)
+class EarlyBody:
+    """The document response Chrome paused: where it came from, its status, its text."""
+
+    url: str
+    status: int
+    content_type: str
+    text: str
+
+
+@dataclass
+class Arming:
+    """One navigation's wait: `body` gets the document (or None); `gave_up` is set when its
+    body took longer than `WAIT_S` and the request was cancelled for it."""
+
+    body: asyncio.Future[EarlyBody | None]
+    gave_up: bool = False
+
+
+class _Catcher:
+    """One page's session, and the navigation it is armed for."""
+
+    def __init__(self, session: CDPSession, frame_id: str) -> None:
+        self.session = session
+        self.frame_id = frame_id
+        self.arming: Arming | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        session.on("Fetch.requestPaused", self._on_paused)
+
+    def _on_paused(self, event: dict[str, Any]) -> None:
+        task = asyncio.ensure_future(self._decide(event))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _decide(self, event: dict[str, Any]) -> None:
+        request_id = event["requestId"]
+        arming = self.arming
+        mine = arming is not None and not arming.body.done() and self._ours(event)
+        try:
+            if arming is not None and mine:
+                try:
+                    body = await asyncio.wait_for(self._take(event), WAIT_S)
+                except TimeoutError:
+                    arming.gave_up = True
+                    log.info("driver.early_body_slow", url=_url(event)[:200], waited_s=WAIT_S)
+                    await self.session.send(
+                        "Fetch.failRequest", {"requestId": request_id, "errorReason": "Aborted"}
+                    )
+                    return
+                except PlaywrightError:
+                    body = None  # no body to be had here: the page is read the usual way
+                if not arming.body.done():
+                    arming.body.set_result(body)
+            await self.session.send("Fetch.continueResponse", {"requestId": request_id})
+        except PlaywrightError:
+            pass  # the page navigated away or closed: the request is gone with it
+        finally:
+            if arming is not None and mine and not arming.body.done():
+                arming.body.set_result(None)
+
+    def _ours(self, event: dict[str, Any]) -> bool:
+        headers = _headers(event)
+        return (
+            event.get("frameId") == self.frame_id
+            and event.get("responseStatusCode") not in _REDIRECTS
+            and "location" not in headers
+        )
+
+    async def _take(self, event: dict[str, Any]) -> EarlyBody | None:
+        headers = _headers(event)
+        kind = headers.get("content-type", "")
+        declared = headers.get("content-length", "")
+        if (
+            "html" not in kind
+            or "attachment" in headers.get("content-disposition", "").lower()
+            or (declared.isdigit() and int(declared) > MAX_BYTES)
+        ):
+            return None
+        reply = await self.session.send("Fetch.getResponseBody", {"requestId": event["requestId"]})
+        raw = reply.get("body", "")
+        data = base64.b64decode(raw) if reply.get("base64Encoded") else str(raw).encode()
+        text = _decode(data, kind)
+        if text is None:
+            return None
+        return EarlyBody(
+            url=_url(event),
+            status=int(event.get("responseStatusCode") or 0),
+            content_type=kind,
+            text=text,
+        )
+
+
+def _url(event: dict[str, Any]) -> str:
+    return str(event.get("request", {}).get("url", ""))
+
+
+def _headers(event: dict[str, Any]) -> dict[str, str]:
+    return {
+        str(h.get("name", "")).lower(): str(h.get("value", ""))
+        for h in event.get("responseHeaders") or ()
+    }
+
+
+def _decode(data: bytes, content_type: str) -> str | None:
+    """The body as text: UTF-8 (what `response.text()` gives), else the declared charset."""
+    with contextlib.suppress(UnicodeDecodeError):
+        return data.decode("utf-8")
+    charset = content_type.lower().partition("charset=")[2].split(";")[0].strip(" \"'")
+    if charset:
+        with contextlib.suppress(LookupError, UnicodeDecodeError):
+            return data.decode(charset)
+    return None  # the caller reads the page the usual way
+
+
+_CATCHERS: PerPage[_Catcher] = PerPage("early_body")
+
+
+async def _catcher(page: Page) -> _Catcher:
+    catcher = _CATCHERS.get(page)
+    if catcher is None:
+        session = await page.context.new_cdp_session(page)
+        info = await session.send("Target.getTargetInfo")
+        catcher = _CATCHERS.set(page, _Catcher(session, str(info["targetInfo"]["targetId"])))
+    return catcher
+
+
+@contextlib.asynccontextmanager
+async def armed(page: Page) -> AsyncIterator[Arming]:
+    """For the navigation started inside: its main document's body (or None: not HTML, too
+    large, undecodable, too slow, or the page went away first)."""
+    catcher = await _catcher(page)
+    arming = Arming(asyncio.get_running_loop().create_future())
+    catcher.arming = arming
+    await catcher.session.send("Fetch.enable", {"patterns": _PATTERNS})
+    try:
+        yield arming
+    finally:
+        catcher.arming = None
+        if not arming.body.done():
+            arming.body.set_result(None)
+        with contextlib.suppress(PlaywrightError):  # disabling lets anything paused go on
+            await catcher.session.send("Fetch.disable")
