@@ -411,8 +411,16 @@ def test_dialogs_are_dismissed_and_the_read_answers(site: Stage, tool: BrowseToo
     result = tool.call(url, action="read", ctx=LIVE)
     assert result is not None and result.data["outcome"] == "ok"
     assert "A calm sentence about the weather." in result.data["text"]
-    (tab,) = [t for t in cdp_targets(site.endpoint) if t.get("url") == url]
-    assert tab["title"] == "no"  # the confirm was answered "no" (the page went on)
+
+    def titled() -> dict[str, Any] | None:
+        tabs = [t for t in cdp_targets(site.endpoint) if t.get("url") == url]
+        return tabs[0] if tabs and tabs[0].get("title") == "no" else None
+
+    # The answer comes from the page's HTML before its script runs: the confirm is answered
+    # "no" (and the page goes on to set its title) after the call, or never, if left open.
+    assert wait_until(lambda: titled() is not None, 10.0), cdp_targets(site.endpoint)
+    tab = titled()
+    assert tab is not None
     assert tab_responds(tab["webSocketDebuggerUrl"], 1.0), "a JS dialog is still open"
 
 

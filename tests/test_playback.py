@@ -43,8 +43,6 @@ def ranged_video(request: Any) -> Page:
 
 @pytest.fixture
 def on_air(settings: Settings) -> Iterator[tuple[BrowseTool, FakeWeb]]:
-    # An 8 s call deadline: a play that never starts is given up after about 4 s, not 8.
-    settings = settings.model_copy(update={"call_deadline_s": 8.0})
     web = FakeWeb()
     web.add("https://www.youtube.com/test-video.webm", ranged_video)
     web.add("https://www.youtube.com/watch", watch_page())

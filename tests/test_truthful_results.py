@@ -24,10 +24,7 @@ WATCH = f"https://www.youtube.com/watch?v={VIDEO_ID}"
 
 @pytest.fixture
 def on_air(settings: Settings) -> Iterator[tuple[BrowseTool, FakeWeb]]:
-    """The tool on air with YouTube and Google routed to saved pages; no Gemini installed.
-    An 8 s call deadline: a play waits half of what is left for the video to advance (about
-    4 s, not the 8 s a 25 s deadline gives), which is what the failures here wait out."""
-    settings = settings.model_copy(update={"call_deadline_s": 8.0})
+    """The tool on air with YouTube and Google routed to saved pages; no Gemini installed."""
     web = FakeWeb()
     web.add("https://www.youtube.com/test-video.webm", ranged_video)
     web.add("https://www.youtube.com/watch", watch_page())
