@@ -34,6 +34,7 @@ import structlog
 from playwright.async_api import CDPSession, Page
 from playwright.async_api import Error as PlaywrightError
 
+from ._background import in_background
 from .stage._perpage import PerPage
 
 log = structlog.get_logger("browser_core.early_body")
@@ -74,9 +75,7 @@ class _Catcher:
         session.on("Fetch.requestPaused", self._on_paused)
 
     def _on_paused(self, event: dict[str, Any]) -> None:
-        task = asyncio.ensure_future(self._decide(event))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        in_background(self._tasks, self._decide(event))
 
     async def _decide(self, event: dict[str, Any]) -> None:
         request_id = event["requestId"]

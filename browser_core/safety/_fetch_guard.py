@@ -27,6 +27,7 @@ import structlog
 from playwright.async_api import CDPSession, Page
 from playwright.async_api import Error as PlaywrightError
 
+from .._background import in_background
 from ._policy import is_allowed
 
 log = structlog.get_logger("browser_core.fetch_guard")
@@ -74,9 +75,7 @@ class FetchGuard:
         self._tasks: set[asyncio.Task[None]] = set()
 
     def on_auth(self, event: dict[str, Any]) -> None:
-        task = asyncio.ensure_future(self._cancel_auth(event))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        in_background(self._tasks, self._cancel_auth(event))
 
     async def _cancel_auth(self, event: dict[str, Any]) -> None:
         url = str(event.get("request", {}).get("url", ""))
@@ -91,9 +90,7 @@ class FetchGuard:
             )
 
     def on_paused(self, event: dict[str, Any]) -> None:
-        task = asyncio.ensure_future(self._decide(event))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        in_background(self._tasks, self._decide(event))
 
     async def _decide(self, event: dict[str, Any]) -> None:
         request_id = event["requestId"]

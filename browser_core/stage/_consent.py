@@ -30,6 +30,7 @@ import structlog
 from playwright.async_api import CDPSession, Frame, Page
 from playwright.async_api import Error as PlaywrightError
 
+from .._background import in_background
 from .._settings import Settings
 from ._perpage import PerPage
 from ._screen import add_installer
@@ -388,9 +389,7 @@ class ConsentController:
         return [e for e in self.events if e.at >= since and e.type.endswith("Result")]
 
     def spawn(self, coro: Any) -> None:
-        task = asyncio.get_running_loop().create_task(_quietly(coro))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        in_background(self._tasks, _quietly(coro))
 
     def record(self, message: dict[str, Any]) -> None:
         result = message.get("result")
