@@ -14,7 +14,7 @@ from ._chrome import (
     state_file,
     stop_pid,
 )
-from ._driver import Deadline, Driver, NavOutcome
+from ._driver import Deadline, Driver, NavOutcome, document_html
 from ._errors import (
     BlockedUrl,
     CdpUnreachable,
@@ -70,6 +70,7 @@ __all__ = [
     "cdp_version",
     "check_url",
     "configure_logging",
+    "document_html",
     "egress_status",
     "ensure_state_dir",
     "is_allowed",

@@ -129,6 +129,7 @@ class ErrorClass(StrEnum):
     CLOSED = "closed"  # the page, the connection or the renderer is gone
     DOWNLOAD = "download"  # a navigation turned into a download
     ABORTED = "aborted"  # a navigation was aborted (a 204, a download, Chrome going away)
+    MOVED = "moved"  # the page went on to another document while it was being read
     OTHER = "other"
 
 
@@ -139,6 +140,8 @@ ERROR_MARKERS: tuple[tuple[str, ErrorClass], ...] = (
     ("net::ERR_ABORTED", ErrorClass.ABORTED),  # Page.goto to a 204, or the load was cancelled
     ("Target crashed", ErrorClass.CLOSED),  # the renderer crashed (a plain Error)
     ("no object with guid", ErrorClass.CLOSED),  # a Playwright object of a closed page
+    # Page.content while the document is replaced (a meta refresh or script redirect commits)
+    ("page is navigating and changing the content", ErrorClass.MOVED),
 )
 
 
@@ -154,6 +157,34 @@ def classify_error(exc: BaseException) -> ErrorClass:
         if marker in text:
             return kind
     return ErrorClass.OTHER
+
+
+async def document_html(page: Page, *, tries: int = 4, timeout_ms: float = 10_000) -> str:
+    """The page's HTML once its document is parsed; a page that moves itself on while it is
+    read (a meta refresh, a script redirect to a consent page) is read where it went.
+
+    `page.content()` alone fails when the next document commits during it. After such a
+    failure the next read waits for the new address's DOMContentLoaded, not just any: the
+    old document's state can still be what Playwright reports. A page that keeps moving
+    (`tries` times) still raises, as a page that never settles should.
+    """
+    await page.wait_for_load_state("domcontentloaded", timeout=timeout_ms)
+    for attempt in range(1, tries + 1):
+        was = page.url
+        try:
+            return await page.content()
+        except PlaywrightError as exc:
+            if classify_error(exc) is not ErrorClass.MOVED or attempt == tries:
+                raise
+        with contextlib.suppress(PlaywrightTimeoutError):  # a refresh to the same address
+            await page.wait_for_url(
+                _elsewhere(was), wait_until="domcontentloaded", timeout=min(timeout_ms, 3000)
+            )
+    raise AssertionError("unreachable")
+
+
+def _elsewhere(was: str) -> Callable[[str], bool]:
+    return lambda now: now != was
 
 
 def _is_closed_error(exc: BaseException) -> bool:

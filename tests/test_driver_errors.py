@@ -15,7 +15,7 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from browser_core import SyncDriver
-from browser_core._driver import ERROR_MARKERS, ErrorClass, classify_error
+from browser_core._driver import ERROR_MARKERS, ErrorClass, classify_error, document_html
 from tests._server import LocalServer, Reply
 
 Trigger = Callable[[Any, LocalServer], Awaitable[None]]
@@ -48,12 +48,29 @@ async def _object_of_a_closed_page(page: Any, http: LocalServer) -> None:
     await page.context.new_cdp_session(page)
 
 
+async def _content_while_the_page_moves(page: Any, http: LocalServer) -> None:
+    # Two long pages that send each other on at once: a read lands on a document's commit.
+    words = "<p>" + "word " * 40_000
+    a, b = http.url("/ping"), http.url("/pong")
+    http.route("/ping", Reply(f"<meta http-equiv=refresh content='0;url={b}'>{words}"))
+    http.route("/pong", Reply(f"<meta http-equiv=refresh content='0;url={a}'>{words}"))
+    await page.goto(a)
+    try:
+        for _ in range(500):
+            await page.content()
+    finally:  # end the ping-pong: a page that keeps moving is slow to close
+        http.route("/ping", Reply("<p>still"))
+        http.route("/pong", Reply("<p>still"))
+        await page.wait_for_function("!document.querySelector('meta')", timeout=5000)
+
+
 # One real trigger per row of ERROR_MARKERS (a row without one fails its test).
 TRIGGERS: dict[str, Trigger] = {
     "Download is starting": _download,
     "net::ERR_ABORTED": _no_content,
     "Target crashed": _crashed_renderer,
     "no object with guid": _object_of_a_closed_page,
+    "page is navigating and changing the content": _content_while_the_page_moves,
 }
 
 
@@ -128,3 +145,31 @@ def test_text_that_only_looks_like_a_timeout_or_a_close_is_other() -> None:
     for text in ("Timeout while reading", "the dialog has been closed", "user disconnected"):
         assert classify_error(PlaywrightError(text)) is ErrorClass.OTHER
     assert classify_error(ValueError("net::ERR_NAME_NOT_RESOLVED")) is ErrorClass.OTHER
+
+
+def test_the_html_of_a_page_that_moves_itself_is_read_where_it_went(
+    sync_driver: SyncDriver, http: LocalServer
+) -> None:
+    # Each hop is long enough that reading it takes a while, and moves on once parsed: a
+    # plain page.content() lands on a commit and fails; document_html reads the next one.
+    words = "<p>" + "word " * 40_000
+    last = http.route("/hop3", Reply("<title>Arrived</title><p>arrived"))
+    hops = [last]
+    for n in (2, 1):
+        moving = Reply(f"<meta http-equiv=refresh content='0;url={hops[0]}'>{words}")
+        hops.insert(0, http.route(f"/hop{n}", moving))
+
+    async def op(owned: Any) -> list[str]:
+        page = await owned.context.new_page()
+        try:
+            seen = []
+            for _ in range(5):
+                await page.goto(hops[0])
+                seen.append(await document_html(page))
+            await page.wait_for_url(last)
+            return seen
+        finally:
+            await page.close()
+
+    seen = sync_driver.run("hops", op, timeout=30)
+    assert len(seen) == 5 and all("word word" in html or "arrived" in html for html in seen)

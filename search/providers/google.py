@@ -27,6 +27,7 @@ from browser_core import (
     ProviderError,
     Settings,
     Source,
+    document_html,
     trim_heap,
 )
 from browser_core.stage import BUDGET_S, prepare, show_caption, show_result
@@ -109,8 +110,7 @@ async def _body_html(page: Any, nav: NavOutcome) -> str:
             return str(await response.text())
         except PlaywrightError:
             pass
-    await page.wait_for_load_state("domcontentloaded")
-    return str(await page.content())
+    return await document_html(page)
 
 
 async def _parse(page: Any, html: str) -> SerpPage:
@@ -128,12 +128,11 @@ async def _load_serp(driver: Driver, page: Any, url: str, settings: Settings) ->
         # Not a result page yet (a script or meta redirect, or a late render): settle, re-read.
         await page.wait_for_load_state("domcontentloaded")
         await driver.settle(page)
-        serp = await _parse(page, await page.content())
+        serp = await _parse(page, await document_html(page))
     if serp.blocked == "consent" and await answer_consent(page, settings.google_consent):
         if not _RESULTS_URL.match(page.url):
             await page.wait_for_url(_RESULTS_URL, wait_until="commit", timeout=8000)
-        await page.wait_for_load_state("domcontentloaded")
-        serp = await _parse(page, await page.content())
+        serp = await _parse(page, await document_html(page))
     return serp
 
 

@@ -29,6 +29,7 @@ from browser_core import (
     ProviderError,
     Settings,
     Source,
+    document_html,
     is_allowed,
     trim_heap,
 )
@@ -125,7 +126,7 @@ async def read_in_page(
     if count_words(text) < BODY_ENOUGH_WORDS or page.url != nav.url:
         await page.wait_for_load_state("domcontentloaded")
         await driver.settle(page)
-        html = await page.content()
+        html = await document_html(page)
         article = await asyncio.to_thread(extract_article, html, page.url)
         text = article.text.strip() or (await page.inner_text("body", timeout=3000)).strip()
     final_url = base["final_url"] = await _followed(page, nav.url, settings)

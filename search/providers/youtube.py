@@ -27,6 +27,7 @@ from browser_core import (
     NavigationFailed,
     Settings,
     Source,
+    document_html,
 )
 from browser_core.stage import CAP_S, finish, show_caption, show_neutral, show_player, start
 from search._types import Request
@@ -90,9 +91,9 @@ def results_url(query: str) -> str:
 async def _find_video(driver: Driver, page: Any, query: str, settings: Settings) -> YoutubeVideo:
     await driver.navigate(page, results_url(query), check=False, settle_ms=0)
     video = await _first_on_page(page)
-    if video is None and detect_interstitial(await page.content(), page.url) is None:
+    if video is None and detect_interstitial(await document_html(page), page.url) is None:
         await driver.settle(page)  # a script redirect (or late render): look again
-    if detect_interstitial(await page.content(), page.url) == "consent":
+    if detect_interstitial(await document_html(page), page.url) == "consent":
         await answer_consent(page, settings.google_consent)
         await page.wait_for_url(re.compile(r"^https://www\.youtube\.com/results"), timeout=8000)
         await page.wait_for_load_state("domcontentloaded")
@@ -107,7 +108,7 @@ async def _find_video(driver: Driver, page: Any, query: str, settings: Settings)
 
 
 async def _first_on_page(page: Any) -> YoutubeVideo | None:
-    results = await asyncio.to_thread(parse_youtube_results, await page.content())
+    results = await asyncio.to_thread(parse_youtube_results, await document_html(page))
     return first_video(results)
 
 
@@ -200,10 +201,10 @@ async def play_in_page(
         video_id = found.video_id
     url = f"https://www.youtube.com/watch?v={video_id}"
     await driver.navigate(page, url, check=False, settle_ms=0)
-    if detect_interstitial(await page.content(), page.url) == "consent":
+    if detect_interstitial(await document_html(page), page.url) == "consent":
         await answer_consent(page, settings.google_consent)
         await page.wait_for_load_state("domcontentloaded")
-    html = await page.content()
+    html = await document_html(page)
     info = parse_watch_page(html)
     status = PlayStatus(
         video_id=video_id,
