@@ -100,8 +100,11 @@ demo: setup
 serve: setup
 	@$(SB) serve $(ARGS)
 
+# The suite on every core (pytest-xdist), then the tests marked `serial` (they measure time or
+# memory, or hold a deadline to the second) alone: a busy neighbour would make them flake.
 test: setup
-	@$(PY) -m pytest -q
+	@$(PY) -m pytest -q -n auto --dist loadfile -m "not serial"
+	@$(PY) -m pytest -q -m serial
 
 # Every stream-safety and screen defense switched off in turn, with the tests that must then
 # fail (minutes; not part of `make test`; docs/testing.md). ARGS="--only NAME" for one.

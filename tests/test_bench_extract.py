@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from rouge_score import rouge_scorer
 
 from bench.extract import (
@@ -21,6 +22,10 @@ from bench.extract import (
     pooled,
     rouge_lsum,
 )
+
+# Time or memory is part of what it checks: `make test` runs it alone, after the rest.
+pytestmark = pytest.mark.serial
+
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -11,6 +11,9 @@ from pathlib import Path
 
 import pytest
 
+# Time or memory is part of what it checks: `make test` runs it alone, after the rest.
+pytestmark = pytest.mark.serial
+
 ROOT = Path(__file__).resolve().parents[1]
 NODE_READY = (ROOT / "bench" / "node_modules" / "playwright-core").is_dir()
 

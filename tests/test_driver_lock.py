@@ -21,6 +21,10 @@ from browser_core import ChromeProcess, OperationTimeout, SyncDriver, cdp_target
 from tests._server import LocalServer, Reply
 from tests.conftest import make_settings
 
+# Time or memory is part of what it checks: `make test` runs it alone, after the rest.
+pytestmark = pytest.mark.serial
+
+
 CHILD = """
 import json, sys
 from browser_core import SyncDriver, build_settings

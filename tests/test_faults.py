@@ -30,6 +30,10 @@ from search._routing import Walk
 from tests._service_proc import wait_until
 from tests.conftest import make_settings
 
+# Time or memory is part of what it checks: `make test` runs it alone, after the rest.
+pytestmark = pytest.mark.serial
+
+
 LIVE = ToolContext(broadcasting=True)
 OFF = ToolContext(broadcasting=False)
 SERP = (

@@ -363,6 +363,7 @@ def test_an_empty_query_is_refused_before_starting(bin_dir: Path) -> None:
 # --- timeouts and process groups -------------------------------------------------------------
 
 
+@pytest.mark.serial  # held to the second: run alone
 def test_a_hang_is_killed_at_the_timeout_with_its_whole_process_group(bin_dir: Path) -> None:
     fake(bin_dir, "hang")
     started = time.monotonic()

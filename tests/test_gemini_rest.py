@@ -224,6 +224,7 @@ def test_403_hint_names_the_api_to_enable() -> None:
     assert "Generative Language API" in (error.hint or "")
 
 
+@pytest.mark.serial  # held to the second: run alone
 def test_a_slow_answer_past_the_timeout_is_a_gemini_timeout_quickly() -> None:
     with FakeGeminiApi({MODEL: "slow"}, slow_s=5) as api:
         started = time.monotonic()

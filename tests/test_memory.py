@@ -14,6 +14,9 @@ from browser_core import SyncDriver, _driver
 from browser_core._memory import DRIVER_NODE_FLAGS, driver_node_options
 from tests._server import LocalServer, Reply
 
+# Time or memory is part of what it checks: `make test` runs it alone, after the rest.
+pytestmark = pytest.mark.serial
+
 
 def test_the_driver_flags_are_set_while_it_starts_and_removed_after(
     monkeypatch: pytest.MonkeyPatch,

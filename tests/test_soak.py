@@ -28,6 +28,9 @@ from bench.soak import (
 )
 from browser_core.stage._consent import controller_for
 
+# Time or memory is part of what it checks: `make test` runs it alone, after the rest.
+pytestmark = pytest.mark.serial
+
 # What may differ between two counts taken after the stage's work is done: a CDP session of
 # our world still closing in the background, a consent reply in flight.
 SLACK = 3

@@ -13,6 +13,10 @@ from search._tool import resolve
 from search.testing import FakeProvider
 from tests.conftest import make_settings
 
+# Time or memory is part of what it checks: `make test` runs it alone, after the rest.
+pytestmark = pytest.mark.serial
+
+
 LIVE = ToolContext(broadcasting=True)
 
 
