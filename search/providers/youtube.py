@@ -90,14 +90,16 @@ def results_url(query: str) -> str:
 
 async def _find_video(driver: Driver, page: Any, query: str, settings: Settings) -> YoutubeVideo:
     await driver.navigate(page, results_url(query), check=False, settle_ms=0)
-    video = await _first_on_page(page)
-    if video is None and detect_interstitial(await document_html(page), page.url) is None:
+    html = await document_html(page)
+    video = await _first_video(html)
+    if video is None and detect_interstitial(html, page.url) is None:
         await driver.settle(page)  # a script redirect (or late render): look again
-    if detect_interstitial(await document_html(page), page.url) == "consent":
+        html = await document_html(page)
+    if detect_interstitial(html, page.url) == "consent":
         await answer_consent(page, settings.google_consent)
         await page.wait_for_url(re.compile(r"^https://www\.youtube\.com/results"), timeout=8000)
-        await page.wait_for_load_state("domcontentloaded")
-    video = video or await _first_on_page(page)
+        html = await document_html(page)
+    video = video or await _first_video(html)
     if video is None:
         raise NavigationFailed(
             f"YouTube found no playable video for {query[:100]!r}",
@@ -107,9 +109,8 @@ async def _find_video(driver: Driver, page: Any, query: str, settings: Settings)
     return video
 
 
-async def _first_on_page(page: Any) -> YoutubeVideo | None:
-    results = await asyncio.to_thread(parse_youtube_results, await document_html(page))
-    return first_video(results)
+async def _first_video(html: str) -> YoutubeVideo | None:
+    return first_video(await asyncio.to_thread(parse_youtube_results, html))
 
 
 async def _state(page: Any) -> dict[str, Any] | None:
@@ -201,10 +202,10 @@ async def play_in_page(
         video_id = found.video_id
     url = f"https://www.youtube.com/watch?v={video_id}"
     await driver.navigate(page, url, check=False, settle_ms=0)
-    if detect_interstitial(await document_html(page), page.url) == "consent":
-        await answer_consent(page, settings.google_consent)
-        await page.wait_for_load_state("domcontentloaded")
     html = await document_html(page)
+    if detect_interstitial(html, page.url) == "consent":
+        await answer_consent(page, settings.google_consent)
+        html = await document_html(page)
     info = parse_watch_page(html)
     status = PlayStatus(
         video_id=video_id,
