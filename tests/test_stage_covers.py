@@ -33,6 +33,11 @@ from tests._server import LocalServer
 from tests._service_proc import start_service
 from tests.conftest import make_settings
 
+# What the screen shows depends on the stage finishing its bounded work in time (a highlight
+# drawn or not): `make test` runs it alone, after the rest.
+pytestmark = pytest.mark.serial
+
+
 LIVE = ToolContext(broadcasting=True)
 SIZE = (1280, 720)
 AFTER_S = 2.0  # when a viewer looks: two seconds after the call returned

@@ -27,6 +27,11 @@ from tests._server import LocalServer, Reply
 from tests._web import fixture_text
 from tests.conftest import make_settings
 
+# What the screen shows depends on the stage finishing its bounded work in time (a highlight
+# drawn or not): `make test` runs it alone, after the rest.
+pytestmark = pytest.mark.serial
+
+
 RECORDINGS = Path(__file__).parent / "recordings"
 PARAGRAPHS = [
     f"On day {i} high water in the harbour comes fifty minutes later than on day {i - 1}, "

@@ -48,6 +48,11 @@ from tests._server import LocalServer, Reply
 from tests._service_proc import clean_env, start_service, wait_until
 from tests.conftest import make_settings
 
+# What the screen shows depends on the stage finishing its bounded work in time (a highlight
+# drawn or not): `make test` runs it alone, after the rest.
+pytestmark = pytest.mark.serial
+
+
 LIVE = ToolContext(broadcasting=True)
 SIZE = (1280, 800)
 LATER_MS = 400  # hazards fire this long after load: after the read has returned
