@@ -34,9 +34,9 @@ from bench._workloads import Bench, FloorRow, Workload
 LAYERS: tuple[tuple[str, str, str], ...] = (
     ("locking (the turn)", "browser_core", "Driver._take_turn"),
     ("owned tab ready", "browser_core", "Driver._owned_page"),
-    ("policy", "browser_core", "Driver.check"),
+    ("policy", "browser_core.driver._navigation", "Navigation.check"),
     ("goto to the response", "playwright.async_api", "Page.goto"),
-    ("settle", "browser_core", "Driver.settle"),
+    ("settle", "browser_core.driver._navigation", "Navigation.settle"),
     ("response body", "search.providers.google", "_body_html"),
     ("response body", "search.providers.read", "_response_html"),
     ("parse", "search.providers.google", "parse_serp"),

@@ -225,7 +225,8 @@ class Runner:
 
 
 def connection_of(runner: Runner | None) -> Any:
-    pw = getattr(runner.tool.driver, "_pw", None) if runner is not None else None
+    connection = getattr(runner.tool.driver, "_connection", None) if runner is not None else None
+    pw = getattr(connection, "playwright", None)
     return getattr(getattr(pw, "_impl_obj", None), "_connection", None)
 
 

@@ -14,7 +14,6 @@ from ._chrome import (
     state_file,
     stop_pid,
 )
-from ._driver import Deadline, Driver, NavOutcome, document_html
 from ._errors import (
     BlockedUrl,
     CdpUnreachable,
@@ -31,6 +30,7 @@ from ._memory import trim_heap
 from ._results import Hop, Source, ToolExecutionResult
 from ._settings import Settings, build_settings, load_settings
 from ._sync import LoopThread, SyncDriver, shared_loop
+from .driver import Deadline, Driver, NavOutcome, document_html
 from .safety._egress import egress_status
 from .safety._envelope import (
     Answer,

@@ -101,7 +101,7 @@ class SyncDriver:
     """A `Driver` owned by a `LoopThread`, callable from any thread."""
 
     def __init__(self, settings: Any, loop: LoopThread | None = None) -> None:
-        from ._driver import Driver
+        from .driver import Driver
 
         self.loop = loop or LoopThread()
         self.driver = Driver(settings)

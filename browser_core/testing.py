@@ -10,7 +10,7 @@ from ._chrome import (
     is_credential_name,
 )
 from ._chrome import _keep as keep_env
-from ._driver import RECYCLE_OPS
+from .driver._connection import RECYCLE_OPS
 from .safety._egress import REP_HOST_UNREACHABLE, EgressGuard, Refused, normal_host
 from .stage._consent import controller_for
 

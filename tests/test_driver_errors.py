@@ -15,7 +15,8 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from browser_core import SyncDriver
-from browser_core._driver import ERROR_MARKERS, ErrorClass, classify_error, document_html
+from browser_core.driver._document import document_html
+from browser_core.driver._playwright_errors import ERROR_MARKERS, ErrorClass, classify_error
 from tests._server import LocalServer, Reply
 
 Trigger = Callable[[Any, LocalServer], Awaitable[None]]

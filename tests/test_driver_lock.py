@@ -40,7 +40,7 @@ async def read(page):
 
 try:
     text = drv.run("read", read)
-    print("RESULT " + json.dumps({"text": text, "tab": drv.driver._target_id}), flush=True)
+    print("RESULT " + json.dumps({"text": text, "tab": drv.driver._tab.target_id}), flush=True)
 finally:
     drv.shutdown(close_tab=False)
 """
@@ -114,7 +114,7 @@ def test_a_driver_waiting_for_another_process_gets_a_clear_timeout(
 ) -> None:
     settings = make_settings(chrome, tmp_path)
     drv = SyncDriver(settings)
-    lock_path = drv.driver._tab_lock.path  # one lock file per CDP endpoint, in the state dir
+    lock_path = drv.driver._turn.tab_lock.path  # one lock file per CDP endpoint, in the state dir
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     holder = subprocess.Popen(  # another process holding the lock, as a CLI mid-call would
         [

@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from browser_core import SyncDriver, _driver
+from browser_core import SyncDriver
 from browser_core._memory import DRIVER_NODE_FLAGS, driver_node_options
+from browser_core.driver import _connection
 from tests._server import LocalServer, Reply
 
 # Time or memory is part of what it checks: `make test` runs it alone, after the rest.
@@ -97,7 +98,7 @@ def test_the_driver_reattaches_every_recycle_ops_and_keeps_its_tab(
 ) -> None:
     """Dropping the connection and the Playwright driver frees what Playwright keeps per
     request; the owned tab (and whatever it shows) stays, and the next operation reattaches."""
-    monkeypatch.setattr(_driver, "RECYCLE_OPS", 3)
+    monkeypatch.setattr(_connection, "RECYCLE_OPS", 3)
     url = http.route("/recycle", Reply("<html><body><p>still here</p></body></html>"))
 
     async def visit(page: Any) -> str:
@@ -106,10 +107,12 @@ def test_the_driver_reattaches_every_recycle_ops_and_keeps_its_tab(
 
     drv = sync_driver.driver
     assert [sync_driver.run("visit", visit) for _ in range(2)] == ["still here"] * 2
-    tab = drv._target_id
+    tab = drv._tab.target_id
     assert drv.connected
     sync_driver.run("visit", visit)  # the third operation recycles the connection after it
     sync_driver.call(drv.stage_done(), 10)  # after its answer, while the tab is still held
-    assert not drv.connected and drv._pw is None  # the Playwright driver process is stopped
+    assert (
+        not drv.connected and drv._connection.playwright is None
+    )  # the Playwright driver process is stopped
     assert sync_driver.run("visit", visit) == "still here"
-    assert drv.connected and drv._target_id == tab
+    assert drv.connected and drv._tab.target_id == tab

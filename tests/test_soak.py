@@ -83,7 +83,7 @@ def test_sixty_mixed_operations_leave_nothing_of_ours_alive(
     ours_60, tasks_60 = _ours(runner), live_tasks(runner)
     assert sum(ours_60.values()) <= sum(ours_20.values()) + SLACK, (ours_20, ours_60)
     assert tasks_60 <= tasks_20 + SLACK, (tasks_20, tasks_60)
-    page = runner.tool.driver._page
+    page = runner.tool.driver._tab.page
     assert page is not None
     consent = controller_for(page)
     if consent is not None:  # one session for the tab, one per cross-site frame still shown
@@ -97,14 +97,14 @@ def test_a_recycled_driver_leaves_the_old_connection_to_the_collector(
     """The driver drops its connection and stops Playwright every RECYCLE_OPS calls: what
     the stage kept per page (CDP sessions, our world, the consent controller) must not keep
     the old page, and with it the old connection and everything it held, alive in Python."""
-    monkeypatch.setattr("browser_core._driver.RECYCLE_OPS", 4)
+    monkeypatch.setattr("browser_core.driver._connection.RECYCLE_OPS", 4)
     runner, urls = site
     ops = plan(6, urls, seed=7)
     for op in ops[:2]:
         runner.run(op)
     runner.settle()
-    assert runner.tool.driver._page is not None
-    page = weakref.ref(runner.tool.driver._page)
+    assert runner.tool.driver._tab.page is not None
+    page = weakref.ref(runner.tool.driver._tab.page)
     connection = weakref.ref(connection_of(runner))
     for op in ops[2:]:  # the fourth call recycles, the fifth attaches again
         runner.run(op)

@@ -124,7 +124,7 @@ def test_a_read_leaves_the_banner_rejected_and_off_the_screen(
     assert clicked == "reject", f"{platform}: clicked {clicked!r}"
     assert _wait_for(consent_driver, f"!({SHOWN[platform]})"), f"{platform} still on screen"
     assert _wait_for(consent_driver, UNCOVERED), f"{platform}: something still covers the text"
-    controller = controller_for(consent_driver.driver._page)  # type: ignore[arg-type]
+    controller = controller_for(consent_driver.driver._tab.page)  # type: ignore[arg-type]
     assert controller is not None
     results = [(e.cmp, e.result) for e in controller.answered()]
     assert (PLATFORM_NAMES[platform], True) in results
@@ -157,7 +157,7 @@ def test_consent_off_answers_no_banner(
         time.sleep(1.5)  # autoconsent answers within about a second when it runs
         assert _screen(drv, SHOWN["quantcast"]) is True
         assert _screen(drv, "document.documentElement.dataset.consentClicked || null") is None
-        assert controller_for(drv.driver._page) is None  # type: ignore[arg-type]
+        assert controller_for(drv.driver._tab.page) is None  # type: ignore[arg-type]
     finally:
         drv.shutdown()
 
@@ -231,7 +231,7 @@ def test_google_and_youtube_consent_walls_are_left_to_the_providers(
         url = consent_http.route(f"/{name}", Reply(html))
         consent_driver.run("nav", lambda page, url=url: consent_driver.driver.navigate(page, url))
         time.sleep(1.5)
-        controller = controller_for(consent_driver.driver._page)  # type: ignore[arg-type]
+        controller = controller_for(consent_driver.driver._tab.page)  # type: ignore[arg-type]
         assert controller is not None
         assert not [e for e in controller.events if e.cmp == "google-consent-standalone"]
 

@@ -97,7 +97,7 @@ def _attribute(name: str, value: Any) -> Patch:
 
 async def _count_only(self: Any, download: Any) -> None:
     """The driver's download handler without its `download.cancel()`."""
-    self._downloads += 1
+    self.seen += 1
 
 
 async def _leave_dialog(dialog: Any) -> None:
@@ -162,12 +162,12 @@ def _as_is(text: str) -> str:
 # -- the defenses -------------------------------------------------------------------------------
 
 SCREEN = "browser_core.stage._screen"
-DRIVER = "browser_core._driver"
+GUARDS = "browser_core.driver._page_guards"
 CHROME = "browser_core._chrome"
 FETCH = "browser_core.safety._fetch_guard"
 
 _DENY = (SCREEN, _installer_off("_deny_downloads"))
-_CANCEL = (DRIVER, _attribute("Driver._cancel_download", _count_only))
+_CANCEL = (GUARDS, _attribute("Downloads.cancel", _count_only))
 _RESTRICT = (CHROME, _pref_off("SCREEN_PREFS", "download_restrictions"))
 
 DEFENSES: tuple[Defense, ...] = ()  # filled in below
@@ -222,7 +222,7 @@ _defense(
     DOWNLOADS_REFUSED,
     HAZARD + "[download]",
 )
-_ANSWER = (DRIVER, _attribute("_answer_dialog", _leave_dialog))
+_ANSWER = (GUARDS, _attribute("_answer_dialog", _leave_dialog))
 _NOOPS = (
     (SCREEN, _js("['alert', 'print']", "['print']")),
     (SCREEN, _js("window.confirm = () => false; window.prompt = () => null;", "")),
@@ -249,7 +249,7 @@ _defense(
 _defense(
     "popup-refusal",
     "a tab a page opens (with a click's user activation): the driver closes it",
-    [(DRIVER, _attribute("_close_popup", _keep_popup))],
+    [(GUARDS, _attribute("_close_popup", _keep_popup))],
     CLICK + "[tab-later]",
 )
 _defense(
@@ -336,7 +336,7 @@ _defense(
     "tests/test_egress.py::test_images_and_fetch_to_internal_names_reach_nothing[fetch-localhost]",
     "tests/test_egress.py::test_dns_rebinding_has_no_window",
 )
-_ROUTE = (DRIVER, _attribute("Driver._guard_request", _let_through))
+_ROUTE = (GUARDS, _attribute("PageGuards._guard_request", _let_through))
 _FETCH = (FETCH, _attribute("FetchGuard._decide", _continue_all))
 _defense(
     "route-guard",

@@ -34,8 +34,8 @@ import structlog
 from playwright.async_api import CDPSession, Page
 from playwright.async_api import Error as PlaywrightError
 
-from ._background import in_background
-from .stage._perpage import PerPage
+from .._background import in_background
+from ..stage._perpage import PerPage
 
 log = structlog.get_logger("browser_core.early_body")
 

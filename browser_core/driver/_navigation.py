@@ -1,0 +1,211 @@
+"""Navigation of the owned tab under the navigation policy: the address checked before it is
+opened, `goto` (with "commit", the document's body taken from the network on the way:
+`_early_body`), every redirect hop checked after, a capped settle, and what a failed `goto`
+means (a download, a lost connection, a timeout, a page that cannot be opened).
+
+Never an unbounded networkidle: a page whose images or trackers never finish would otherwise
+cost the whole settle cap on every read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
+from urllib.parse import urldefrag
+
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Page
+
+from .._errors import BlockedUrl, CdpUnreachable, NavigationFailed, OperationTimeout
+from .._settings import Settings
+from ..safety._policy import check_url, is_allowed
+from ._connection import CDP_HINT, Connection
+from ._early_body import EarlyBody, armed
+from ._page_guards import Downloads
+from ._playwright_errors import ErrorClass, classify_error, short
+
+WaitUntil = Literal["commit", "domcontentloaded", "load", "networkidle"]
+
+NEUTRAL_URL = "about:blank"
+# -1 once `load` has fired, else how much text the page has so far.
+_TEXT_SIZE_JS = (
+    "() => document.readyState === 'complete' ? -1 : "
+    "(document.body ? document.body.textContent.length : 0)"
+)
+_SETTLED_TEXT = 200  # characters: below this a page is probably still being rendered
+_SETTLE_POLL_S = 0.15
+_INTERRUPTED = "is interrupted by another navigation"  # Playwright 1.65's words, no type
+
+
+@dataclass(frozen=True)
+class NavOutcome:
+    """Where a navigation ended: final URL, HTTP status, content type."""
+
+    url: str
+    status: int | None
+    content_type: str
+    download: bool = False
+    response: Any = field(default=None, compare=False, repr=False)
+    body: str | None = field(default=None, compare=False, repr=False)  # see `_early_body`
+
+    @property
+    def is_html(self) -> bool:
+        return not self.content_type or "html" in self.content_type or "xml" in self.content_type
+
+
+class Navigation:
+    """Opens addresses in a page under the policy; `connection` tells a failed `goto` that
+    lost Chrome from one that failed on its own, `downloads` one that became a download."""
+
+    def __init__(self, settings: Settings, connection: Connection, downloads: Downloads) -> None:
+        self.settings = settings
+        self._connection = connection
+        self._downloads = downloads
+
+    async def navigate(
+        self,
+        page: Page,
+        url: str,
+        *,
+        timeout: float | None = None,
+        settle_ms: int | None = None,
+        check: bool = True,
+        wait_until: WaitUntil = "domcontentloaded",
+    ) -> NavOutcome:
+        """Open `url` in `page` under the navigation policy; wait for DOM plus a capped settle.
+
+        With `wait_until="commit"` it returns as soon as the response starts (no settle), so a
+        caller can parse `outcome.response` while the page keeps painting for viewers.
+        """
+        if check:
+            url = await self.check(url)
+        nav_ms = (timeout or self.settings.nav_timeout_s) * 1000
+        self._downloads.reset()
+        try:
+            response, early = await self._goto(page, url, wait_until, nav_ms)
+        except PlaywrightError as exc:
+            return await self._navigation_error(url, exc)
+        outcome = NavOutcome(
+            url=page.url,
+            status=response.status if response else None,
+            content_type=(response.headers.get("content-type", "") if response else ""),
+            response=response,
+            body=early.text if early is not None and _same_document(early.url, page.url) else None,
+        )
+        self._check_redirects(response)
+        if not self._page_allowed(page.url):
+            await page.goto(NEUTRAL_URL)
+            raise BlockedUrl(
+                f"refused: the page redirected to {page.url[:200]}",
+                url=page.url[:200],
+                reason="redirect",
+            )
+        if wait_until != "commit":
+            await self.settle(page, settle_ms)
+        return outcome
+
+    async def _goto(
+        self, page: Page, url: str, wait_until: WaitUntil, nav_ms: float
+    ) -> tuple[Any, EarlyBody | None]:
+        """`page.goto`; with "commit", the document's body is taken from the network on the
+        way (`_early_body`), and a body too slow for that is opened again the usual way."""
+        if wait_until != "commit":
+            return await page.goto(url, wait_until=wait_until, timeout=nav_ms), None
+        started = time.monotonic()
+        async with armed(page) as arming:
+            try:
+                response = await page.goto(url, wait_until=wait_until, timeout=nav_ms)
+            except PlaywrightError as exc:
+                first = arming.body.result() if arming.body.done() else None
+                if first is not None and _INTERRUPTED in str(exc):
+                    # Its document came, and moved the page on at once (a script redirect,
+                    # as Google's own to a consent or "sorry" page): once where it went has
+                    # committed, the caller reads that page from the DOM.
+                    left_ms = nav_ms - (time.monotonic() - started) * 1000
+                    with contextlib.suppress(PlaywrightError):
+                        await page.wait_for_url(
+                            lambda now: not _same_document(now, first.url),
+                            wait_until="commit",
+                            timeout=max(left_ms, 1000),
+                        )
+                    return None, None
+                if not arming.gave_up:
+                    raise
+            else:
+                return response, arming.body.result() if arming.body.done() else None
+        left_ms = nav_ms - (time.monotonic() - started) * 1000
+        return await page.goto(url, wait_until=wait_until, timeout=max(left_ms, 1000)), None
+
+    async def settle(self, page: Page, settle_ms: int | None = None) -> None:
+        """Wait until `load`, or until the page's text stops changing, within the settle cap.
+
+        Never an unbounded networkidle: a page whose images or trackers never finish would
+        otherwise cost the whole cap on every read.
+        """
+        cap = self.settings.settle_ms if settle_ms is None else settle_ms
+        until = time.monotonic() + cap / 1000
+        last = None
+        while time.monotonic() < until:
+            try:
+                size = await page.evaluate(_TEXT_SIZE_JS)
+            except PlaywrightError:
+                return  # navigated away or closed: nothing left to wait for
+            if size < 0 or (size == last and size >= _SETTLED_TEXT):
+                return
+            last = size
+            await asyncio.sleep(min(_SETTLE_POLL_S, max(0.0, until - time.monotonic())))
+
+    async def check(self, url: str) -> str:
+        """Apply the navigation policy (DNS lookups run off the event loop)."""
+        allow = self.settings.allow_hosts
+        try:
+            return await asyncio.wait_for(asyncio.to_thread(check_url, url, allow), 3.0)
+        except TimeoutError:
+            return check_url(url, allow, resolver=None)
+
+    # -- where it went, and what a failure means ---------------------------------------------
+
+    def _page_allowed(self, url: str) -> bool:
+        if url in ("about:blank", "") or url.startswith("chrome-error://"):
+            return True
+        return is_allowed(url, self.settings.allow_hosts)
+
+    def _check_redirects(self, response: Any) -> None:
+        request = response.request.redirected_from if response else None
+        while request is not None:
+            if not self._page_allowed(request.url):
+                raise BlockedUrl(
+                    f"refused: a redirect went through {request.url[:200]}",
+                    url=request.url[:200],
+                    reason="redirect",
+                )
+            request = request.redirected_from
+
+    async def _navigation_error(self, url: str, exc: PlaywrightError) -> NavOutcome:
+        kind = classify_error(exc)
+        if kind is ErrorClass.DOWNLOAD or (
+            kind is ErrorClass.ABORTED and await self._downloads.fired()
+        ):
+            # Chrome aborts a navigation that turned into a download (which we cancel).
+            return NavOutcome(url=url, status=None, content_type="", download=True)
+        if kind is ErrorClass.CLOSED:
+            raise exc
+        endpoint = self.settings.cdp_endpoint
+        if not self._connection.connected:  # Chrome went away mid-navigation (net::ERR_ABORTED)
+            raise CdpUnreachable(
+                f"lost the connection to Chrome at {endpoint} while opening {url[:200]}",
+                hint=CDP_HINT,
+                endpoint=endpoint,
+            ) from exc
+        if kind is ErrorClass.TIMEOUT:
+            raise OperationTimeout(
+                f"{url[:200]} did not load within {self.settings.nav_timeout_s:.0f} s"
+            ) from exc
+        raise NavigationFailed(f"could not open {url[:200]}: {short(exc)}", url=url[:200]) from exc
+
+
+def _same_document(a: str, b: str) -> bool:
+    return urldefrag(a).url == urldefrag(b).url
