@@ -1,19 +1,6 @@
 """The base of stream-browser: settings, logging, the shared result envelope, the error tree,
 the navigation policy and the CDP driver for the broadcast Chrome."""
 
-from ._chrome import (
-    ChromeProcess,
-    cdp_targets,
-    cdp_version,
-    ensure_state_dir,
-    is_credential_name,
-    launch_chrome,
-    load_state,
-    save_state,
-    screen_findings,
-    state_file,
-    stop_pid,
-)
 from ._errors import (
     BlockedUrl,
     CdpUnreachable,
@@ -30,6 +17,19 @@ from ._memory import trim_heap
 from ._results import Hop, Source, ToolExecutionResult
 from ._settings import Settings, build_settings, load_settings
 from ._sync import LoopThread, SyncDriver, shared_loop
+from .chrome import (
+    ChromeProcess,
+    cdp_targets,
+    cdp_version,
+    ensure_state_dir,
+    is_credential_name,
+    launch_chrome,
+    load_state,
+    save_state,
+    screen_findings,
+    state_file,
+    stop_pid,
+)
 from .driver import Deadline, Driver, NavOutcome, document_html
 from .safety._egress import egress_status
 from .safety._envelope import (

@@ -2,14 +2,14 @@
 switches and pinned preferences a bench compares Chromiums by, the egress guard's parts a
 bench proxy reuses, the consent controller of a page, the driver's recycle period."""
 
-from ._chrome import (
+from .chrome import (
     LOCAL_STATE_PREFS,
     SCREEN_PREFS,
     egress_args,
     free_port,
     is_credential_name,
 )
-from ._chrome import _keep as keep_env
+from .chrome._process import keep as keep_env
 from .driver._connection import RECYCLE_OPS
 from .safety._egress import REP_HOST_UNREACHABLE, EgressGuard, Refused, normal_host
 from .stage._consent import controller_for

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from browser_core import ChromeProcess
-from browser_core._chrome import close_target
+from browser_core.chrome import close_target
 from tests._server import LocalServer
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -22,8 +22,8 @@ from browser_core import (
     launch_chrome,
     stop_pid,
 )
-from browser_core._chrome import free_port
 from browser_core._logging import use_library_default
+from browser_core.chrome import free_port
 from tests._server import LocalServer
 
 ENV_PREFIXES = ("STREAM_BROWSER", "CDP_", "GEMINI_", "GOOGLE_", "SB_")

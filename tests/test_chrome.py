@@ -12,14 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from browser_core._chrome import (
-    _chrome_env,
-    _display_answers,
-    _start_xvfb,
-    pin_protocol_shim,
-    pin_screen_prefs,
-    stop_pid,
-)
+from browser_core.chrome import stop_pid
+from browser_core.chrome._display import _display_answers, start_xvfb
+from browser_core.chrome._process import child_env
+from browser_core.chrome._profile import pin_protocol_shim, pin_screen_prefs
 
 pytestmark = pytest.mark.skipif(shutil.which("Xvfb") is None, reason="needs Xvfb (make setup)")
 
@@ -43,10 +39,10 @@ def test_a_socket_left_by_a_killed_x_server_is_replaced_by_a_live_display() -> N
     assert path.exists() and not _display_answers(path)
     pid = None
     try:
-        pid = _start_xvfb(f":{number}")
+        pid = start_xvfb(f":{number}")
         assert pid is not None, "the stale socket was taken for a running X server"
         assert _display_answers(path)
-        assert _start_xvfb(f":{number}") is None  # a live display is used as it is
+        assert start_xvfb(f":{number}") is None  # a live display is used as it is
     finally:
         if pid is not None:
             stop_pid(pid)
@@ -59,7 +55,7 @@ def test_chromes_path_finds_a_shim_that_says_chrome_handles_every_scheme_and_not
     """Chrome asks `xdg-settings check default-url-scheme-handler SCHEME` before it offers to
     open another program; the shim on its PATH answers yes (see docs/screen-clean.md)."""
     folder = pin_protocol_shim(str(tmp_path))
-    env = _chrome_env(None, folder)
+    env = child_env(None, folder)
 
     def xdg(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_core._chrome import free_port
+from browser_core.chrome import free_port
 
 BIN = Path(sys.executable).parent
 SECRET = "AIzaSy-cli-entry-test-key-never-printed"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from browser_core import ChromeProcess, parse_envelope
-from browser_core._chrome import free_port
+from browser_core.chrome import free_port
 from gemini.testing import write_fake_gemini
 from search.cli import main
 from tests._server import LocalServer, Reply

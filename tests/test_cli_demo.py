@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from browser_core._chrome import free_port
+from browser_core.chrome import free_port
 from search.cli._demo import _recordings
 from tests._service_proc import clean_env
 

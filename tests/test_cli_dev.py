@@ -22,8 +22,8 @@ import pytest
 import structlog
 
 from browser_core import Settings, stop_pid
-from browser_core._chrome import load_state
 from browser_core._recording import scrub_har_data
+from browser_core.chrome import load_state
 from search.cli import _dev as _cli_dev
 from search.recordings._runner import load_case, run_case
 from tests._server import LocalServer, Reply

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_core._chrome import free_port
+from browser_core.chrome import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from browser_core import ChromeProcess, cdp_targets
-from browser_core._chrome import free_port
+from browser_core.chrome import free_port
 from search.cli import COMMAND_MODULES, COMMANDS, main
 from search.cli import _remote as _cli_remote
 from search.cli._common import _Parser

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from browser_core import ChromeProcess
-from browser_core._chrome import free_port
+from browser_core.chrome import free_port
 from search import client
 from tests._server import LocalServer, Reply
 from tests._service_proc import (

@@ -25,7 +25,7 @@ from browser_core import (
     stop_pid,
 )
 from browser_core._cdp_raw import cdp_calls
-from browser_core._chrome import chrome_args, close_target, find_chrome, free_port, new_target
+from browser_core.chrome import chrome_args, close_target, find_chrome, free_port, new_target
 from tests._downloads import DownloadWatch
 from tests._server import LocalServer, Reply
 from tests._service_proc import wait_until

@@ -32,7 +32,7 @@ from browser_core import (
     launch_chrome,
     stop_pid,
 )
-from browser_core._chrome import free_port
+from browser_core.chrome import free_port
 from tests._server import LocalServer, Reply
 from tests.conftest import make_settings
 

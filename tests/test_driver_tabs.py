@@ -32,7 +32,7 @@ from browser_core import (
     stop_pid,
 )
 from browser_core._cdp_raw import cdp_calls, tab_responds
-from browser_core._chrome import close_target, free_port, save_state
+from browser_core.chrome import close_target, free_port, save_state
 from search import client
 from tests._server import LocalServer, Reply
 from tests._service_proc import start_service, wait_until

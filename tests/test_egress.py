@@ -25,7 +25,7 @@ import pytest
 from playwright.async_api import Page, async_playwright
 
 from browser_core import LoopThread, build_settings, launch_chrome, stop_pid
-from browser_core._chrome import egress_args, free_port, pid_alive
+from browser_core.chrome import egress_args, free_port, pid_alive
 from browser_core.safety._egress import (
     REP_BAD_COMMAND,
     REP_NOT_ALLOWED,

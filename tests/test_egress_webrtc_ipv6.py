@@ -28,7 +28,7 @@ from browser_core import (
     launch_chrome,
     stop_pid,
 )
-from browser_core._chrome import free_port
+from browser_core.chrome import free_port
 from browser_core.safety._egress import EgressGuard, Refused, egress_status
 from tests._server import LocalServer, Reply
 

@@ -20,8 +20,8 @@ import structlog
 from structlog.testing import capture_logs
 
 from browser_core import configure_logging
-from browser_core._chrome import free_port
 from browser_core._logging import use_library_default
+from browser_core.chrome import free_port
 from gemini.testing import write_fake_gemini
 
 SECRET = "AIzaSy-logging-test-key-never-printed"

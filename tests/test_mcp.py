@@ -28,7 +28,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.memory import create_connected_server_and_client_session
 
 from browser_core import ChromeProcess, Hop, parse_envelope
-from browser_core._chrome import close_target, free_port
+from browser_core.chrome import close_target, free_port
 from gemini.testing import write_fake_gemini
 from search import client
 from search import mcp as _mcp

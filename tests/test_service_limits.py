@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from browser_core._chrome import _chrome_env
+from browser_core.chrome._process import child_env
 from tests._service_proc import ServiceProc, start_service
 
 # The service must close a stalled request within its request timeout (10 s) plus a margin
@@ -152,11 +152,11 @@ def test_get_mcp_does_not_hold_a_stream_open(svc: ServiceProc) -> None:
 def test_the_service_token_is_not_given_to_the_broadcast_chrome(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The Chrome that renders strangers' pages gets no API key (`_chrome_env` drops
+    """The Chrome that renders strangers' pages gets no API key (`child_env` drops
     *_API_KEY); the bearer token that drives the service is a credential of the same kind."""
     monkeypatch.setenv("SB_SERVICE_TOKEN", "service-token-value")
     monkeypatch.setenv("GEMINI_API_KEY", "api-key-value")
-    env = _chrome_env(None)
+    env = child_env(None)
     assert "GEMINI_API_KEY" not in env
     assert "SB_SERVICE_TOKEN" not in env
 

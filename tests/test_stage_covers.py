@@ -26,7 +26,7 @@ import pytest
 from bench._display import Display
 from browser_core import ChromeProcess, Settings, cdp_targets, launch_chrome, stop_pid
 from browser_core._cdp_raw import cdp_calls
-from browser_core._chrome import free_port, save_state
+from browser_core.chrome import free_port, save_state
 from search import BrowseTool, ToolContext, client
 from tests import _onair
 from tests._server import LocalServer

@@ -16,7 +16,7 @@ from structlog.testing import capture_logs
 
 from bench._display import Display
 from browser_core import ChromeProcess, Driver, Settings, SyncDriver, launch_chrome, stop_pid
-from browser_core._chrome import free_port
+from browser_core.chrome import free_port
 from browser_core.recording import replay_hook
 from browser_core.stage import CONTEXT, PASSAGE, RESULT, show_passage, show_player, show_result
 from browser_core.stage._caption import TAG, caption_for, clean

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from browser_core import ChromeProcess, launch_chrome, stop_pid
-from browser_core._chrome import cdp_targets, free_port
+from browser_core.chrome import cdp_targets, free_port
 from browser_core.stage import _fonts
 from browser_core.stage._fonts import SAMPLES, cached_font_check, check_fonts
 

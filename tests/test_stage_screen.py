@@ -41,7 +41,7 @@ from browser_core import (
     stop_pid,
 )
 from browser_core._cdp_raw import cdp_calls, tab_responds
-from browser_core._chrome import chrome_args, find_chrome, free_port, save_state
+from browser_core.chrome import chrome_args, find_chrome, free_port, save_state
 from search import BrowseTool, ToolContext, client
 from tests._downloads import DownloadWatch
 from tests._server import LocalServer, Reply
@@ -166,7 +166,7 @@ def _bare_chrome(
 ) -> tuple[ChromeProcess, subprocess.Popen[bytes]]:
     """Chrome started with the switches Playwright needs and nothing of ours: no profile
     preferences (download_restrictions, printing, auth schemes), no shim, no egress guard."""
-    window = (SIZE[0] + 1, SIZE[1] + 1)  # covers the display (see `_chrome._filling`)
+    window = (SIZE[0] + 1, SIZE[1] + 1)  # covers the display (see `chrome._display.filling`)
     proc = subprocess.Popen(
         [find_chrome(), *chrome_args(port, str(profile), headless=False, window=window)],
         stdout=subprocess.DEVNULL,

@@ -20,9 +20,9 @@ from playwright.async_api import Browser, BrowserContext, Page
 from playwright.async_api import Error as PlaywrightError
 
 from .._cdp_raw import tab_responds
-from .._chrome import cdp_targets, close_target, load_state
 from .._errors import CdpUnreachable
 from .._settings import Settings
+from ..chrome import cdp_targets, close_target, load_state
 from ._playwright_errors import is_closed_error
 from ._spare_tabs import BLANK_URLS, SpareTabs
 from ._tab_record import TabRecord

@@ -13,8 +13,8 @@ import asyncio
 import contextlib
 from collections.abc import Collection
 
-from .._chrome import cdp_targets, close_target, new_target
 from .._errors import CdpUnreachable
+from ..chrome import cdp_targets, close_target, new_target
 
 __all__ = ["BLANK_URLS", "SpareTabs"]
 

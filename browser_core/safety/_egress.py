@@ -35,7 +35,7 @@ from urllib.parse import urlsplit
 
 import structlog
 
-from .._chrome import WEBRTC_POLICY, pid_alive
+from ..chrome import WEBRTC_POLICY, pid_alive
 from ._policy import address_reason, host_allowed, name_reason
 
 if TYPE_CHECKING:

@@ -20,8 +20,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .._cdp_raw import CdpSocket
-from .._chrome import cdp_version
 from .._errors import CdpUnreachable
+from ..chrome import cdp_version
 
 TEST_STRING = "방송 켜줘 — 오늘 서울 날씨는 맑음 / ひらがな / 漢字"
 SAMPLES: dict[str, str] = {

@@ -4,14 +4,14 @@ The driver calls `prepare_page(page, settings)` every time it takes the owned ta
 connection (a fresh tab, an adopted one, after a restart of Chrome or of the service), and
 `after_op(page, op)` when an operation ends. Both are bounded in time and never raise.
 
-Per page (what a launch switch or profile preference cannot do; those live in `_chrome`):
+Per page (what a launch switch or profile preference cannot do; those live in `chrome`):
 - JS dialogs: `alert`/`confirm`/`prompt` are no-ops in every frame of every document (an
   init script in the page's world, where the page calls them), so a timer firing after the
   call returns, when no driver is attached to answer, draws nothing; while a driver is
   attached its dialog handler answers whatever slips past (a frame the script missed).
 - External protocols (`mailto:`, `tel:`, an app's scheme), so Chrome does not ask "Open
   xdg-open?" (nor hand the address to another program). Chrome-wide, a Chrome we start has an
-  `xdg-settings` shim first on its PATH (`_chrome.pin_protocol_shim`). Per page: every
+  `xdg-settings` shim first on its PATH (`chrome._profile.pin_protocol_shim`). Per page: every
   document gets a CSP `frame-src` of web schemes (`FRAME_CSP`, from a `<meta>` the init script
   inserts and removes before the parser starts: the policy stays), so Chrome refuses such a
   frame however it is made (in the HTML, by `innerHTML`, by a script); `src`/`setAttribute`

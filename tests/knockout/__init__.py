@@ -163,12 +163,13 @@ def _as_is(text: str) -> str:
 
 SCREEN = "browser_core.stage._screen"
 GUARDS = "browser_core.driver._page_guards"
-CHROME = "browser_core._chrome"
+PROFILE = "browser_core.chrome._profile"
+LAUNCH = "browser_core.chrome._launch"
 FETCH = "browser_core.safety._fetch_guard"
 
 _DENY = (SCREEN, _installer_off("_deny_downloads"))
 _CANCEL = (GUARDS, _attribute("Downloads.cancel", _count_only))
-_RESTRICT = (CHROME, _pref_off("SCREEN_PREFS", "download_restrictions"))
+_RESTRICT = (PROFILE, _pref_off("SCREEN_PREFS", "download_restrictions"))
 
 DEFENSES: tuple[Defense, ...] = ()  # filled in below
 
@@ -261,12 +262,12 @@ _defense(
 _defense(
     "print-pref",
     "the profile's printing.enabled=false (no print preview, Chrome-wide)",
-    [(CHROME, _pref_off("SCREEN_PREFS", "printing"))],
+    [(PROFILE, _pref_off("SCREEN_PREFS", "printing"))],
     NO_DRIVER + "[print]",
     SCREEN_TESTS + "test_doctor_names_what_a_chrome_we_attach_to_lacks_for_a_clean_screen",
 )
 _AUTH_CANCEL = (FETCH, _attribute("FetchGuard.on_auth", _on_auth_default))
-_AUTH_SCHEMES = (CHROME, _pref_off("LOCAL_STATE_PREFS", "auth"))
+_AUTH_SCHEMES = (PROFILE, _pref_off("LOCAL_STATE_PREFS", "auth"))
 _defense(
     "auth-cancel",
     "an HTTP sign-in challenge: the Fetch guard cancels it (no sign-in dialog), while attached",
@@ -299,7 +300,7 @@ _defense(
 _defense(
     "protocols-shim",
     "the xdg-settings shim on Chrome's PATH: no 'Open xdg-open?' prompt, Chrome-wide",
-    [(CHROME, _attribute("pin_protocol_shim", _no_shim))],
+    [(LAUNCH, _attribute("pin_protocol_shim", _no_shim))],
     SCREEN_TESTS + "test_with_no_driver_attached_chrome_itself_never_asks_to_open_another_program",
 )
 _defense(
