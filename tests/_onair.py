@@ -69,6 +69,28 @@ HEADER = """<header class="site-top">The Harbour Gazette
 STICKY_STYLE = HEADER_STYLE.replace("position: fixed", "position: sticky").replace(
     "body { padding-top: 170px }", ""
 )
+# A masthead that scrolls away and, under it, a sticky navigation bar: not yet stuck where the
+# page opens, it pins itself to the top once the reader scrolls past the masthead.
+MASTHEAD_STYLE = """
+.masthead { height: 120px; background: #e9eef2; font: 600 40px/120px Georgia, serif;
+  padding: 0 32px }
+.site-top { position: sticky; top: 0; height: 170px; z-index: 50; background: #0d2b45;
+  color: #fff; font: 600 30px/1 sans-serif; padding: 28px 32px; box-sizing: border-box }
+.site-top nav { font: 16px sans-serif; margin-top: 40px; word-spacing: 18px }
+.ticker { position: fixed; left: 0; right: 0; bottom: 0; height: 100px; z-index: 40;
+  background: #f3e9c6; font: 18px/100px sans-serif; padding: 0 32px }
+"""
+MASTHEAD = (
+    '<div class="masthead">The Harbour Gazette</div>'
+    + HEADER
+    + '<div class="ticker">Live: departures on time at every pier</div>'
+)
+# A floating sticky header: it stops 12 px short of the top, so the top row of the viewport
+# is the page's own content, not the bar.
+FLOAT_STYLE = STICKY_STYLE.replace(
+    ".site-top { position: sticky; top: 0;",
+    ".site-top { position: sticky; top: 12px; margin: 12px 16px 0; border-radius: 14px;",
+)
 # A web app's shell: the whole article inside one fixed layer that scrolls on its own.
 SHELL_STYLE = """
 .shell { position: fixed; inset: 0; overflow: auto; background: #fbfbf8 }
@@ -218,6 +240,8 @@ PAGES: dict[str, str] = {
     "interstitial": page(style=INTERSTITIAL_STYLE, after=INTERSTITIAL),
     "sheet": page(hero=40, style=SHEET_STYLE, after=SHEET),
     "sticky": page(hero=900, style=STICKY_STYLE, before=HEADER),
+    "sticky-later": page(hero=900, style=MASTHEAD_STYLE, before=MASTHEAD),
+    "sticky-float": page(hero=900, style=FLOAT_STYLE, before=HEADER),
     "dialog": page(style=LAYER_STYLE + DIALOG_STYLE, after=DIALOG),
     "portal": page(style=LAYER_STYLE, before='<div id="app">', after=PORTAL + "</div>"),
     "shell": page(style=SHELL_STYLE, before='<div class="shell">', after="</div>"),

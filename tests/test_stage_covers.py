@@ -27,6 +27,7 @@ from bench._display import Display
 from browser_core import ChromeProcess, Settings, cdp_targets, launch_chrome, stop_pid
 from browser_core._cdp_raw import cdp_calls
 from browser_core.chrome import free_port, save_state
+from browser_core.stage._covers import Covers
 from search import BrowseTool, ToolContext, client
 from tests import _onair
 from tests._server import LocalServer
@@ -45,13 +46,20 @@ AFTER_S = 2.0  # when a viewer looks: two seconds after the call returned
 KEPT = {
     "header": ".site-top",
     "sticky": ".site-top",
+    "sticky-later": ".site-top",
+    "sticky-float": ".site-top",
     "newsletter": ".layer-box",
     "consent": "#pv-box",
     "interstitial": ".ad-gate",
     "sheet": ".app-sheet",
     "portal": ".portal .layer-box",
 }
-SHOWN = ("header", "sticky")  # the page's own bars: room is left for them, they stay
+SHOWN = (
+    "header",
+    "sticky",
+    "sticky-later",
+    "sticky-float",
+)  # the page's own bars: room is left for them, they stay
 
 LOOK_JS = """(() => {
   const h = CSS.highlights.get('stream-browser-passage');
@@ -193,6 +201,46 @@ def test_two_seconds_after_a_read_nothing_the_page_drew_covers_the_highlighted_p
     after, took = read(tool, pages["plain"])
     assert after is not None and after.success
     assert took < 3 * usual + 0.5, (took, usual)
+
+
+@pytest.mark.parametrize("watched", [True, False], ids=["watched", "one-shot"])
+@pytest.mark.parametrize("name", ["header", "sticky", "sticky-later", "sticky-float"])
+def test_a_read_without_a_question_shows_the_opening_below_the_pages_own_header(
+    tool: BrowseTool,
+    settings: Settings,
+    pages: dict[str, str],
+    display: Display,
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    watched: bool,
+) -> None:
+    """A read with no question highlights the article's opening and scrolls to it, with room
+    for the header the page pins at the top: fixed, sticky and stuck where the page opens, or
+    sticky under a masthead and stuck only once the page has scrolled (it was not yet stuck
+    when the scroll was measured). The opening's first line is below the header, as a
+    viewer sees it, and the header stays. The first scroll must be right by itself: a one-shot
+    command (the CLI) has no late-cover watch to scroll again after it."""
+    if not watched:
+        monkeypatch.setattr(Covers, "watch", _no_watch)
+    result = tool.call(pages[name], action="read", url=pages[name], ctx=LIVE)
+    assert result is not None and result.success, result
+    time.sleep(AFTER_S)
+    look = evaluate(settings, LOOK_JS)
+    header = evaluate(
+        settings,
+        "(() => { const b = document.querySelector('.site-top').getBoundingClientRect();"
+        " return {top: b.top, bottom: b.bottom}; })()",
+    )
+    where = f"{name}: {look} header {header}"
+    assert look["found"] and look["belongs"], where
+    assert look["line"]["top"] >= header["bottom"] - 1, where
+    assert look["line"]["bottom"] <= look["vh"], where
+    assert highlight_pixels(display.grab()) > 3000, where
+
+
+async def _no_watch(self: Covers, seconds: float = 0.0) -> None:
+    """The late-cover watch of a one-shot command: cancelled at once."""
+    await self.close()
 
 
 def test_a_page_whose_article_is_inside_a_fixed_layer_keeps_it(

@@ -47,6 +47,31 @@ const sbPinnedOf = (el) => {
   return null;
 };
 const sbIsBar = (b) => b.width >= 0.5 * innerWidth && b.height <= 0.3 * innerHeight;
+// A pinned bar that stays where it is as the page scrolls: fixed, or sticky and stuck at its
+// own offset from that edge (a floating header 12 px below the top, not only one at 0).
+const sbStuck = (e, b, atTop) => {
+  const cs = getComputedStyle(e);
+  if (cs.position === 'fixed') return true;
+  const offset = parseFloat(atTop ? cs.top : cs.bottom);
+  return !isNaN(offset) && Math.abs((atTop ? b.top : innerHeight - b.bottom) - offset) < 2;
+};
+// Down from the top (up from the bottom) in steps: a bar on the edge, the bars stacked on it,
+// and a stuck bar with the page's own content between it and the edge.
+const sbEdge = (x, atTop) => {
+  const ih = innerHeight;
+  let inset = 0;
+  for (let d = 1, n = 0; n < 12 && d < 0.4 * ih; n++) {
+    const y = atTop ? d : ih - d, e = sbPinnedOf(document.elementFromPoint(x, y));
+    const b = e && e.getBoundingClientRect();
+    const bar = b && sbIsBar(b) && (atTop ? b.top <= y : b.bottom >= y)
+      && getComputedStyle(e).visibility !== 'hidden'
+      && (d === 1 || d === inset + 1 || sbStuck(e, b, atTop));
+    if (bar) {
+      inset = Math.max(inset, atTop ? b.bottom : ih - b.top); d = inset + 1;
+    } else d += 24;
+  }
+  return inset;
+};
 const sbInsets = (range) => {
   const ih = innerHeight, iw = innerWidth, r = range ? range.getBoundingClientRect() : null;
   const left = r && r.width > 0 ? Math.max(0, r.left) : 0;
@@ -54,18 +79,8 @@ const sbInsets = (range) => {
   let top = 0, bottom = 0;
   for (const f of [0.1, 0.5, 0.9]) {
     const x = left + f * (right - left);
-    for (let y = 1, n = 0; n < 4 && y < 0.4 * ih; n++) {
-      const e = sbPinnedOf(document.elementFromPoint(x, y));
-      const b = e && e.getBoundingClientRect();
-      if (!b || !sbIsBar(b) || b.top > y || getComputedStyle(e).visibility === 'hidden') break;
-      top = Math.max(top, b.bottom); y = b.bottom + 1;
-    }
-    for (let y = ih - 1, n = 0; n < 4 && y > 0.6 * ih; n++) {
-      const e = sbPinnedOf(document.elementFromPoint(x, y));
-      const b = e && e.getBoundingClientRect();
-      if (!b || !sbIsBar(b) || b.bottom < y || getComputedStyle(e).visibility === 'hidden') break;
-      bottom = Math.max(bottom, ih - b.top); y = b.top - 1;
-    }
+    top = Math.max(top, sbEdge(x, true));
+    bottom = Math.max(bottom, sbEdge(x, false));
   }
   return {top: Math.min(top, 0.4 * ih), bottom: Math.min(bottom, 0.4 * ih)};
 };
@@ -85,11 +100,16 @@ const sbScrollTo = (range) => {
   const ih = innerHeight, r = range.getBoundingClientRect(), room = sbInsets(range);
   const free = ih - room.top - room.bottom;
   if (r.top >= room.top + 0.08 * free && r.bottom <= room.top + 0.9 * free) return false;
-  const box = sbScroller(range), from = box === window ? scrollY : box.scrollTop;
-  const gap = r.top - room.top - 0.25 * free;
-  const glide = Math.min(Math.abs(gap), 0.2 * ih) * Math.sign(gap);
-  box.scrollTo({top: from + gap - glide, behavior: 'instant'});
-  box.scrollTo({top: from + gap, behavior: 'smooth'});
+  const box = sbScroller(range), at = () => (box === window ? scrollY : box.scrollTop);
+  const from = at();
+  // Land on the target first and measure the bars again there: a sticky header that was not
+  // yet stuck where the page stood (under a masthead, below the fold) pins itself there.
+  box.scrollTo({top: from + r.top - room.top - 0.25 * free, behavior: 'instant'});
+  const landed = at(), r2 = range.getBoundingClientRect(), room2 = sbInsets(range);
+  const to = landed + r2.top - room2.top - 0.25 * (ih - room2.top - room2.bottom);
+  const glide = Math.min(Math.abs(to - from), 0.2 * ih) * Math.sign(to - from);
+  box.scrollTo({top: to - glide, behavior: 'instant'});
+  box.scrollTo({top: to, behavior: 'smooth'});
   return true;
 };
 """
