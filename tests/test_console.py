@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from playwright.sync_api import BrowserContext, Page, expect
+from playwright.sync_api import BrowserContext, Dialog, Page, expect
 
 from browser_core import BlockedUrl, ChromeProcess, check_url
 from search import client
@@ -162,7 +162,12 @@ def test_a_hostile_page_appears_as_characters(
     page: Page, svc: ServiceProc, http: LocalServer
 ) -> None:
     dialogs: list[str] = []
-    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+
+    def dismiss(dialog: Dialog) -> None:
+        dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", dismiss)
     _sign_in(page, svc)
     url = http.route(
         "/console-hostile",
