@@ -7,8 +7,11 @@ from __future__ import annotations
 import html
 import http.client
 import json
+import os
+import shutil
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -265,3 +268,24 @@ def test_the_broadcast_chrome_cannot_open_the_console(svc: ServiceProc) -> None:
     status, _, body = _get(svc, "/console/api/state", Authorization=f"Bearer {svc.token}")
     egress = json.loads(body)["egress"]
     assert status == 200 and any(console in e["url"] for e in egress), egress
+
+
+def test_the_console_at_a_glance(
+    page: Page, svc: ServiceProc, http: LocalServer, tmp_path: Path
+) -> None:
+    """The picture in docs/console.png (CONSOLE_SCREENSHOT=docs/console.png writes it)."""
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    _sign_in(page, svc)
+    url = http.route("/console-glance", Reply(_page("Harbour lighthouse", "#f4f1e8", "Keepers")))
+    assert _read(svc, url) is not None
+    row = page.locator("#calls tbody tr", has_text="/console-glance").first
+    expect(row).to_be_visible(timeout=10_000)
+    row.click()
+    expect(page.locator("#shot")).to_be_visible(timeout=10_000)
+    expect(page.locator("#frame-state")).to_have_text("live", timeout=10_000)
+    picture = tmp_path / "console.png"
+    page.screenshot(path=str(picture), full_page=True)
+    assert picture.stat().st_size > 20_000
+    target = os.environ.get("CONSOLE_SCREENSHOT")
+    if target:
+        shutil.copyfile(picture, target)

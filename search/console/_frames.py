@@ -20,8 +20,7 @@ from typing import Any
 
 import structlog
 
-from browser_core import cdp_targets
-from browser_core._cdp_raw import CdpSocket
+from browser_core import CdpSocket, cdp_targets
 
 log = structlog.get_logger("search.console")
 
