@@ -105,6 +105,14 @@ def test_without_the_token_the_page_and_its_data_answer_401(svc: ServiceProc) ->
     assert _get(svc, "/metrics", Origin=svc.url, Authorization=f"Bearer {svc.token}")[0] == 403
 
 
+def test_each_call_names_the_face_it_came_through(svc: ServiceProc) -> None:
+    for agent, face in ((client.CLI_AGENT, "cli"), (client.MCP_AGENT, "mcp"), ("curl/8", "http")):
+        service = client.Service(svc.url, svc.token, agent)
+        assert client.exchange("POST", "/v1/browse", {"action": "status"}, service=service)
+        body = _get(svc, "/console/api/state", Authorization=f"Bearer {svc.token}")[2]
+        assert json.loads(body)["calls"][0]["face"] == face, agent
+
+
 def test_a_wrong_token_is_refused_and_said_so(page: Page, svc: ServiceProc) -> None:
     _sign_in(page, svc, token="not-the-token")
     expect(page.locator("#message")).to_contain_text("not the service's token")
@@ -126,7 +134,7 @@ def test_the_console_shows_a_call_with_its_envelope_and_screenshot(
     assert answer is not None and answer["result"]["provider"] == "read"
     row = page.locator("#calls tbody tr", has_text="/console-article")
     expect(row).to_have_count(1, timeout=10_000)
-    expect(row).to_contain_text("http")
+    expect(row.locator("td").nth(1)).to_have_text("http")  # the stdlib client's face
     expect(row).to_contain_text("read ok")
     row.click()
     envelope = answer["result"]["reply_text"]

@@ -93,10 +93,8 @@ def _console(service: Service, access: Access) -> Any:
 def face_of(request: HttpRequest) -> str:
     """Which face a `/v1/browse` call came through: the CLI and the stdio MCP server name
     themselves, else HTTP."""
-    agent = request.headers.get("user-agent", "")
-    if agent.startswith(CLI_AGENT):
-        return "cli"
-    return "mcp" if agent.startswith(MCP_AGENT) else "http"
+    agent = request.headers.get("user-agent", "").split("/", 1)[0].strip()
+    return {CLI_AGENT: "cli", MCP_AGENT: "mcp"}.get(agent, "http")
 
 
 def _responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
