@@ -4,6 +4,7 @@ Chrome; calls through the standard-library client; the service's log captured th
 
 from __future__ import annotations
 
+import asyncio
 import html
 import http.client
 import json
@@ -17,9 +18,11 @@ from typing import Any
 import pytest
 from playwright.sync_api import BrowserContext, Dialog, Page, expect
 
-from browser_core import BlockedUrl, ChromeProcess, check_url
+from browser_core import BlockedUrl, ChromeProcess, Hop, check_url
 from search import client
-from search.console import CSP
+from search._routing import Walk
+from search.console import CALLS_KEPT, CSP, SHOTS_KEPT, Ring
+from search.console._frames import Screens
 from tests._server import LocalServer, Reply
 from tests._service_proc import ServiceProc, close_owned_tab, start_service, wait_until
 
@@ -105,6 +108,34 @@ def test_without_the_token_the_page_and_its_data_answer_401(svc: ServiceProc) ->
     assert _get(svc, "/metrics", Origin=svc.url, Authorization=f"Bearer {svc.token}")[0] == 403
 
 
+def test_the_ring_keeps_the_newest_calls_and_screenshots_only() -> None:
+    ring = Ring()
+    walk = Walk(None, [Hop(provider="read", ok=False, elapsed_ms=5, failure_kind="timeout")])
+    for n in range(CALLS_KEPT + 50):
+        record = ring.started("http", "read", f"question {n} " + "x" * 5000, None)
+        ring.finished(record, walk)
+        ring.keep_shot(record, b"\xff" * 30_000, "taken")
+    calls = list(ring.calls)
+    assert len(calls) == CALLS_KEPT and calls[0].query.startswith(f"question {CALLS_KEPT + 49}")
+    assert sum(r.shot is not None for r in calls) == SHOTS_KEPT
+    assert all(len(r.query) <= 2000 for r in calls) and calls[0].kinds == ["timeout"]
+    ring.keep_shot(calls[0], b"\xff" * 300_000, "taken")
+    assert calls[0].shot is None and "not kept" in calls[0].shot_state
+
+
+def test_no_frame_is_taken_while_a_call_has_the_screen() -> None:
+    asked: list[str] = []
+
+    def target() -> str:
+        asked.append("target")
+        return "t"
+
+    screens = Screens("http://127.0.0.1:9", target, lambda: True)
+    assert asyncio.run(screens.live()) == (None, "paused")
+    assert asyncio.run(screens.capture(480, 55))[0] is None
+    assert asked == [], "the tab was not even looked up"
+
+
 def test_each_call_names_the_face_it_came_through(svc: ServiceProc) -> None:
     for agent, face in ((client.CLI_AGENT, "cli"), (client.MCP_AGENT, "mcp"), ("curl/8", "http")):
         service = client.Service(svc.url, svc.token, agent)
@@ -146,6 +177,7 @@ def test_the_console_shows_a_call_with_its_envelope_and_screenshot(
     expect(shot).to_be_visible(timeout=10_000)
     assert page.evaluate("document.getElementById('shot').naturalWidth") >= 200
     assert all(svc.token not in u for u in seen), "the token was in a URL"
+    assert svc.token not in svc.text, "the token reached the service's log"
     assert svc.token not in page.content()
 
 
@@ -291,6 +323,9 @@ def test_the_console_at_a_glance(
     row.click()
     expect(page.locator("#shot")).to_be_visible(timeout=10_000)
     expect(page.locator("#frame-state")).to_have_text("live", timeout=10_000)
+    expect(page.locator("#tab-url")).to_have_text(url)
+    expect(row).not_to_contain_text("running")
+    page.wait_for_timeout(1500)  # a state poll and a frame after the stage's last mark
     picture = tmp_path / "console.png"
     page.screenshot(path=str(picture), full_page=True)
     assert picture.stat().st_size > 20_000
