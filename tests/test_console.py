@@ -101,6 +101,9 @@ def test_without_the_token_the_page_and_its_data_answer_401(svc: ServiceProc) ->
         assert _get(svc, path, Cookie="sb_console=made-up")[0] == 401, path
         assert _get(svc, path + f"?token={svc.token}")[0] == 401, "a token in a URL is no key"
     assert _get(svc, "/console/api/calls/1/shot")[0] == 401
+    # DNS rebinding: a page reaching the console under its own name is refused
+    bearer = f"Bearer {svc.token}"
+    assert _get(svc, "/console/api/state", Host="rebind.test", Authorization=bearer)[0] == 403
     assert _get(svc, "/console/api/state", Authorization=f"Bearer {svc.token}")[0] == 200
     # every other endpoint still refuses what a browser sends, token or not
     marked = {"Authorization": f"Bearer {svc.token}", "Sec-Fetch-Site": "same-origin"}

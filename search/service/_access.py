@@ -128,7 +128,10 @@ class Guard:
         """`/console` is a page for a person's browser: it makes its own checks of the
         browser's marks (same origin only), the sign-in and the session; here only the
         `Host` (DNS rebinding) is checked and a crash is one JSON 500."""
-        if scope["type"] != "http" or not self._host_ok(headers):
+        if scope["type"] != "http":
+            await _refuse(scope, send, Refusal(404, "the console has no WebSocket", "use HTTP"))
+            return
+        if not self._host_ok(headers):
             await _refuse(scope, send, _FOREIGN_HOST)
             return
         await _guarded(self.console, scope, receive, send)
