@@ -37,6 +37,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != BENCH]
 sys.path.insert(0, str(ROOT))
 
 from bench._arms import ARMS, DEFAULT_ARMS  # noqa: E402
+from bench._console_tab import ConsoleTab  # noqa: E402
 from bench._egress_cost import egress_cost, parse_arms  # noqa: E402
 from bench._fixtures import article_files, default_sets, find_heavy, find_light  # noqa: E402
 from bench._layers import layer_breakdown  # noqa: E402
@@ -158,7 +159,7 @@ class BenchService:
     """`stream-browser serve` as its own process on this stage (ephemeral port, no cache),
     shared by rows 5 and 6 and stopped (SIGTERM: drained) when the last of them closes."""
 
-    def __init__(self, stage: Stage) -> None:
+    def __init__(self, stage: Stage, *, console: bool = False) -> None:
         env = _child_env(stage)
         env.update(
             {
@@ -185,12 +186,22 @@ class BenchService:
             raise RuntimeError(f"the service did not start: {line!r}")
         self.url = line.rsplit(" ", 1)[1].strip()
         self.users = 0
+        # --console: a person's console tab open on this service for the whole run
+        self.console = ConsoleTab(self.url, self.token).start() if console else None
 
     def client_env(self, stage: Stage) -> dict[str, str]:
         return {**_child_env(stage), "SB_SERVICE_URL": self.url, "SB_SERVICE_TOKEN": self.token}
 
     def release(self) -> None:
         self.users -= 1
+        if self.users <= 0 and self.console is not None:
+            counts, self.console = self.console.stop(), None
+            print(
+                f"console tab: {counts.states} state polls, {counts.frames} frames, "
+                f"{counts.details} call details, {len(counts.errors)} errors "
+                f"{counts.errors[:3]}",
+                flush=True,
+            )
         if self.users <= 0 and self.proc.poll() is None:
             self.proc.terminate()
             try:
@@ -519,6 +530,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write results as JSON")
     parser.add_argument("--log-level", default="warning", help="the tool's log level (warning)")
+    parser.add_argument(
+        "--console",
+        action="store_true",
+        help="rows 5 and 6 with a console tab open on the service (polling, as a person's)",
+    )
     args = parser.parse_args(argv)
     if args.smoke:
         args.iterations, args.warmup = 1, 0
@@ -533,7 +549,9 @@ def node_skip_reason() -> str | None:
     return None
 
 
-def build_rows(stage: Stage, wanted: set[int], results: Results) -> list[Any]:
+def build_rows(
+    stage: Stage, wanted: set[int], results: Results, *, console: bool = False
+) -> list[Any]:
     rows: list[Any] = []
     if 1 in wanted:
         rows.append(WarmRow(stage))
@@ -547,18 +565,20 @@ def build_rows(stage: Stage, wanted: set[int], results: Results) -> list[Any]:
     elif 3 in wanted:
         rows.append(cli_row(stage))
     if wanted & {5, 6}:
-        rows += service_rows(stage, wanted, results)
+        rows += service_rows(stage, wanted, results, console=console)
     for key in set(ROW_LABELS) - wanted:
         results.skipped.setdefault(key, "not selected (--rows)")
     return rows
 
 
-def service_rows(stage: Stage, wanted: set[int], results: Results) -> list[Any]:
+def service_rows(
+    stage: Stage, wanted: set[int], results: Results, *, console: bool = False
+) -> list[Any]:
     if not SB_CLI.exists():
         for key in wanted & {5, 6}:
             results.skipped[key] = f"{SB_CLI} not found: run `make venv`"
         return []
-    service = BenchService(stage)
+    service = BenchService(stage, console=console)
     rows: list[Any] = []
     if 5 in wanted:
         rows.append(ClientRow(service))
@@ -595,7 +615,7 @@ def main(argv: list[str] | None = None) -> int:
             f"(+{args.warmup} warm-up), rows interleaved in shuffled order",
             flush=True,
         )
-        rows = build_rows(stage, wanted, results)
+        rows = build_rows(stage, wanted, results, console=args.console)
         floor = FloorRow(stage)
         if 4 in wanted:
             rows.append(floor)

@@ -17,8 +17,10 @@ import json
 import math
 import os
 import random
+import secrets
 import statistics
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -32,6 +34,7 @@ BENCH = ROOT / "bench"
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != BENCH]
 sys.path.insert(0, str(ROOT))
 
+from bench._console_tab import ConsoleTab  # noqa: E402
 from bench._fixtures import article_files, default_sets, find_heavy  # noqa: E402
 from bench._serve import VIDEO_IDS, Served, add_youtube, read_page  # noqa: E402
 from bench._stage import Stage, open_stage, proc_tree, tree_memory_mb  # noqa: E402
@@ -172,9 +175,12 @@ class Runner:
         self.tool = BrowseTool(stage.settings)
         self.live = ToolContext(broadcasting=True)
 
+    def _walk(self, query: str, action: str, url: str | None) -> Any:
+        return self.tool.run_sync(query, action=action, url=url, ctx=self.live)
+
     def _routed(self, op: Op, action: str, provider: str) -> Any:
         url = op.arg if action == "read" else None
-        walk = self.tool.run_sync(op.arg, action=action, url=url, ctx=self.live)
+        walk = self._walk(op.arg, action, url)
         result = walk.result
         if result is None or not result.success or result.provider != provider:
             chain = ", ".join(
@@ -222,6 +228,72 @@ class Runner:
             self.tool.loop.run(self.tool.driver.close_owned_tab(), 10)
         finally:
             self.tool.close()
+
+
+@dataclass
+class _Served:
+    """A walk as the service's answer carries it (the result and every hop)."""
+
+    result: Any
+    chain: list[Any]
+
+
+class ServedRunner(Runner):
+    """--console: every operation through `stream-browser serve` (in this process, on the
+    same tool, as the service runs it) with a person's console tab open on it."""
+
+    def __init__(self, stage: Stage) -> None:
+        from pydantic import SecretStr
+
+        from search.service import prepare
+
+        super().__init__(stage)
+        token = secrets.token_urlsafe(24)
+        update = {
+            "service_host": "127.0.0.1",
+            "service_port": 0,
+            "service_socket": None,
+            "service_token": SecretStr(token),
+        }
+        self.served = prepare(stage.settings.model_copy(update=update), self.tool)
+        self.served.listen()
+        self._thread = threading.Thread(target=self.served.run, name="soak-service", daemon=True)
+        self._thread.start()
+        self.tab = ConsoleTab(self.served.url, token).start()
+
+    def _walk(self, query: str, action: str, url: str | None) -> Any:
+        from browser_core import Hop, ToolExecutionResult
+        from search import client
+
+        answer = client.browse(
+            query,
+            action=action,
+            url=url,
+            broadcasting=True,
+            service_url=self.served.url,
+            token=self.served.token,
+        )
+        if answer is None:
+            return _Served(None, [])
+        result = answer.get("result")
+        chain = [Hop.model_validate(hop) for hop in answer.get("chain") or []]
+        return _Served(ToolExecutionResult.model_validate(result) if result else None, chain)
+
+    def stop(self, op: Op) -> None:
+        walk = self._walk("", "stop", None)
+        if walk.result is None or walk.result.data.get("playing"):
+            raise RuntimeError("still playing after stop")
+
+    def close(self) -> None:
+        counts = self.tab.stop()
+        print(
+            f"console tab: {counts.states} state polls, {counts.frames} frames, "
+            f"{counts.details} call details, {len(counts.errors)} errors {counts.errors[:3]}",
+            flush=True,
+        )
+        self.served.stop()
+        self._thread.join(30)
+        super().close()
 
 
 def connection_of(runner: Runner | None) -> Any:
@@ -375,6 +447,7 @@ def run_soak(
     heavy: Path | None = None,
     headful: bool = False,
     progress: bool = False,
+    console: bool = False,
     **settings: Any,
 ) -> SoakReport:
     """Start a stage, warm the tool up, run `ops` operations, measure before and after."""
@@ -382,7 +455,7 @@ def run_soak(
     stage = open_stage(headful=headful, **settings)
     try:
         urls = serve_site(stage, sets, heavy)
-        runner = Runner(stage)
+        runner = ServedRunner(stage) if console else Runner(stage)
         try:
             warm = [
                 Op(-4, "search", "warm up"),
@@ -499,6 +572,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--headful", action="store_true", help="a visible Chromium (Xvfb)")
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write the report")
     parser.add_argument("--log-level", default="error", help="the tool's log level (error)")
+    parser.add_argument(
+        "--console",
+        action="store_true",
+        help="every operation through the service, with a console tab open on it",
+    )
     args = parser.parse_args(argv)
     configure_logging(args.log_level, "console")
     report = run_soak(
@@ -508,6 +586,7 @@ def main(argv: list[str] | None = None) -> int:
         heavy=args.heavy,
         headful=args.headful,
         progress=True,
+        console=args.console,
     )
     print_report(report)
     if args.json:

@@ -1,6 +1,7 @@
 """The base of stream-browser: settings, logging, the shared result envelope, the error tree,
 the navigation policy and the CDP driver for the broadcast Chrome."""
 
+from ._cdp_raw import CdpSocket, RawCdpError
 from ._errors import (
     BlockedUrl,
     CdpUnreachable,
@@ -45,6 +46,7 @@ from .safety._policy import check_url, is_allowed
 __all__ = [
     "Answer",
     "BlockedUrl",
+    "CdpSocket",
     "CdpUnreachable",
     "ChromeProcess",
     "Deadline",
@@ -58,6 +60,7 @@ __all__ = [
     "OperationTimeout",
     "PageBlocked",
     "ProviderError",
+    "RawCdpError",
     "Settings",
     "SettingsError",
     "Source",

@@ -47,6 +47,9 @@ DEFAULT_PORT = 8765
 DEFAULT_TIMEOUT_S = 45.0  # the service's call deadline (25 s), Gemini's floor, a wait in line
 MAX_REPLY_BYTES = 16 * 1024 * 1024  # an answer is a few KiB; anything near this is not one
 TOKEN_FILE_NAME = "service-token"
+CLIENT_AGENT = "stream-browser-client"  # the User-Agent this client sends
+CLI_AGENT = "stream-browser-cli"  # the CLI's (the service's console shows the face)
+MCP_AGENT = "stream-browser-mcp"  # the stdio MCP server's, when it forwards to the service
 DEFAULT_STATE_DIR = "~/.cache/stream-browser"
 
 log = logging.getLogger("stream_browser.client")
@@ -55,9 +58,10 @@ log = logging.getLogger("stream_browser.client")
 class Service:
     """Where the service listens and the token it wants."""
 
-    def __init__(self, url: str, token: str | None) -> None:
+    def __init__(self, url: str, token: str | None, agent: str = CLIENT_AGENT) -> None:
         self.url = url.rstrip("/")
         self.token = token
+        self.agent = agent
 
     def __repr__(self) -> str:  # never shows the token
         return f"Service({self.url!r}, token={'set' if self.token else 'missing'})"
@@ -145,7 +149,11 @@ def exchange(
     watchdog: threading.Timer | None = None
     try:
         payload = json.dumps(body).encode("utf-8") if body is not None else None
-        headers = {"Host": service.host_header(), "Accept": "application/json"}
+        headers = {
+            "Host": service.host_header(),
+            "Accept": "application/json",
+            "User-Agent": service.agent,
+        }
         if payload is not None:
             headers["Content-Type"] = "application/json"
         if service.token:

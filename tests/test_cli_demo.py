@@ -50,3 +50,10 @@ def test_the_demo_answers_a_search_and_a_read_offline(tmp_path: Path) -> None:
     assert out.count("==> answered by ") == 2, out[-3000:]
     assert "answered by google" in out and "answered by read" in out
     assert "<<<UNTRUSTED_WEB_EXTRACT nonce=" in out
+    # it ends with the console's address and where its token is, never the token itself
+    console = [line for line in out.splitlines() if "/console in your browser" in line]
+    assert console and console[0] in out.splitlines()[-2:], out[-1500:]
+    token_file = tmp_path / "state" / "demo-console-token"
+    assert str(token_file) in console[0] and token_file.stat().st_mode & 0o777 == 0o600
+    token = token_file.read_text().strip()
+    assert token and token not in out and token not in proc.stderr

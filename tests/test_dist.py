@@ -30,6 +30,10 @@ AEB = ROOT / "tests" / "fixtures" / "articles" / "scrapinghub-aeb"
 PAGE = "65bf3048b500bbd84928d9122f99617ca898216b91add1d8b2ac09c670484a5c"  # appleinsider review
 VERSION = importlib.metadata.version("stream-browser")
 MARKERS = ("browser_core/py.typed", "gemini/py.typed", "search/py.typed")
+CONSOLE = tuple(
+    f"search/console/static/{name}"
+    for name in ("console.html", "console.js", "console.css", "signin.html")
+)
 STEP_S = 240  # one build or one install, on the shared 2-core machine under load
 
 # 80 s on the shared 2-core machine at a load average of 15: the build 23 s, the install 49 s.
@@ -103,6 +107,7 @@ def test_the_wheel_carries_the_licence_the_markers_and_the_version(dist: Dist) -
     assert metadata["Version"] == VERSION
     assert metadata["License-Expression"] == "MIT" and metadata["License-File"] == "LICENSE"
     assert set(MARKERS) <= names
+    assert set(CONSOLE) <= names, "the console's page, script and style are package data"
     assert not any(name.startswith("tests/") for name in names)
 
 

@@ -174,6 +174,12 @@ class Driver:
         return self._connection.connected
 
     @property
+    def owned_target(self) -> str | None:
+        """The owned tab's CDP target id (None before the first operation), for observers
+        that look at the screen over their own CDP socket (the console's frames)."""
+        return self._tab.target_id
+
+    @property
     def owned_url(self) -> str | None:
         """What the owned tab shows, without a CDP call (None before the first operation)."""
         return self._tab.url

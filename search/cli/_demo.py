@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import secrets
 import sys
 import threading
@@ -107,6 +108,7 @@ def _service(settings: Settings, folders: list[Path]) -> Iterator[Any]:
     )
     driver = Driver(settings, page_hooks=(_replay_all(folders),))
     prepared = prepare(settings, BrowseTool(settings, driver=driver))
+    prepared.listen()  # the console hears the egress refusals too
     thread = threading.Thread(target=prepared.run, name="demo-service", daemon=True)
     thread.start()
     try:
@@ -137,6 +139,26 @@ def _run_case(service: Any, action: str, folder: Path) -> bool:
     text = str(result["reply_text"])
     print(text[:1500] + ("\n..." if len(text) > 1500 else ""))
     return True
+
+
+def _console(settings: Settings, service: Any) -> None:
+    """The console's address, and where its token is (a file, never printed); on a
+    terminal the demo's service stays up until Enter, so the console can be opened."""
+    path = Path(settings.state_dir).expanduser() / "demo-console-token"
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path.unlink(missing_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(service.token + "\n")
+    _say(
+        f"the console: open {service.url}/console in your browser and sign in with the "
+        f"token in {path} (`cat {path}`); docs/console.md says what each part shows"
+    )
+    if sys.stdin.isatty():
+        with contextlib.suppress(EOFError, KeyboardInterrupt):
+            input("==> press Enter to stop the demo's service (and its console) ")
+    else:
+        _say("(not a terminal: the demo's service stops now; `stream-browser serve` has one too)")
 
 
 def _tabs(settings: Settings) -> int:
@@ -173,11 +195,12 @@ def cmd_demo(args: argparse.Namespace, app: Any) -> int:
         for action, found in cases.items():
             if found:
                 ok = _run_case(service, action, found[0]) and ok
-    after = _tabs(settings)
-    _say(f"Chrome tabs before {before}, after {after} (one owned tab, reused)")
-    _say(
-        "next: `stream-browser doctor`, `stream-browser serve` for the brain (README), then "
-        'with internet `stream-browser search "..."`; stop Chrome with '
-        "`stream-browser chrome --stop`"
-    )
+        after = _tabs(settings)
+        _say(f"Chrome tabs before {before}, after {after} (one owned tab, reused)")
+        _say(
+            "next: `stream-browser doctor`, `stream-browser serve` for the brain (README), "
+            'then with internet `stream-browser search "..."`; stop Chrome with '
+            "`stream-browser chrome --stop`"
+        )
+        _console(settings, service)
     return 0 if ok else 1

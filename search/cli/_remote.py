@@ -166,6 +166,7 @@ def _service(env: dict[str, str], explicit: bool) -> client.Service | None:
                 os.environ[key] = old
     if service is None or not (explicit or token_file):
         return None
+    service.agent = client.CLI_AGENT  # the console shows the call came from the CLI
     return service
 
 

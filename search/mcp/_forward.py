@@ -104,7 +104,7 @@ def service_for(settings: Settings) -> Any | None:
         path = os.path.join(os.path.expanduser(settings.state_dir), client.TOKEN_FILE_NAME)
         with contextlib.suppress(OSError), open(path, encoding="utf-8") as handle:
             token = handle.read().strip() or None
-    return client.Service(url, token)
+    return client.Service(url, token, client.MCP_AGENT)
 
 
 def reachable_service(settings: Settings, probe_s: float = 1.0) -> Any | None:

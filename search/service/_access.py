@@ -99,16 +99,20 @@ class Guard:
     deep or is not valid Unicode → 400. Every refusal has the one error body.
     """
 
-    def __init__(self, app: Any, *, access: Access, service: Service) -> None:
+    def __init__(self, app: Any, *, access: Access, service: Service, console: Any = None) -> None:
         self.app = app
         self.access = access
         self.service = service
+        self.console = console  # the ASGI app of `/console`, which checks its own requests
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
         headers = {key.lower(): value for key, value in scope.get("headers", [])}
+        if self.console is not None and _is_console(scope):
+            await self._to_console(scope, receive, send, headers)
+            return
         refusal = self._refusal(scope, headers)
         if refusal is None and scope["type"] == "http":
             await self._forward(scope, receive, send)
@@ -118,6 +122,23 @@ class Guard:
             return
         await _refuse(scope, send, refusal)
 
+    async def _to_console(
+        self, scope: Any, receive: Any, send: Any, headers: dict[bytes, bytes]
+    ) -> None:
+        """`/console` is a page for a person's browser: it makes its own checks of the
+        browser's marks (same origin only), the sign-in and the session; here only the
+        `Host` (DNS rebinding) is checked and a crash is one JSON 500."""
+        if scope["type"] != "http":
+            await _refuse(scope, send, Refusal(404, "the console has no WebSocket", "use HTTP"))
+            return
+        if not self._host_ok(headers):
+            await _refuse(scope, send, _FOREIGN_HOST)
+            return
+        await _guarded(self.console, scope, receive, send)
+
+    def _host_ok(self, headers: dict[bytes, bytes]) -> bool:
+        return self.access.host_ok(headers.get(b"host", b"").decode("latin-1"))
+
     def _refusal(self, scope: Any, headers: dict[bytes, bytes]) -> Refusal | None:
         mark = browser_mark(headers)
         if mark is not None:
@@ -126,12 +147,8 @@ class Guard:
                 f"requests from web pages are refused (the request carries {mark})",
                 "call from a program (the stdlib client, an MCP host, curl), not a web page",
             )
-        if not self.access.host_ok(headers.get(b"host", b"").decode("latin-1")):
-            return Refusal(
-                403,
-                "the Host header does not name this service's address",
-                "connect to the address the service listens on (127.0.0.1 or localhost)",
-            )
+        if not self._host_ok(headers):
+            return _FOREIGN_HOST
         path = scope.get("path", "")
         if path.startswith(OAUTH_DISCOVERY):
             return Refusal(
@@ -200,6 +217,18 @@ async def _guarded(app: Any, scope: Any, receive: Any, send: Any) -> None:
         if not started:
             fix = "this is a bug: the service's log has the details"
             await send_json(send, 500, error_body(500, "the service failed", fix))
+
+
+_FOREIGN_HOST = Refusal(
+    403,
+    "the Host header does not name this service's address",
+    "connect to the address the service listens on (127.0.0.1 or localhost)",
+)
+
+
+def _is_console(scope: Any) -> bool:
+    path = str(scope.get("path", ""))
+    return path == "/console" or path.startswith("/console/")
 
 
 def _too_large() -> Refusal:

@@ -24,6 +24,7 @@ from browser_core import Hop
 from .._routing import Walk
 from .._types import ToolContext
 from .._version import version
+from ..client import CLI_AGENT, MCP_AGENT
 from ._access import TOKEN_FIX, Access, Guard
 from ._core import Service
 from ._models import BrowseBody, BrowseReply, ErrorBody, error_body
@@ -74,9 +75,26 @@ def create_app(service: Service, access: Access) -> FastAPI:
     _error_handlers(app)
     _routes(app, service)
     _mount_mcp(app, service)
-    app.add_middleware(Guard, access=access, service=service)
+    console = _console(service, access)
+    app.add_middleware(Guard, access=access, service=service, console=console)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app
+
+
+def _console(service: Service, access: Access) -> Any:
+    """`/console` (search.console), told of every call; the guard hands it its paths."""
+    from search.console import Console
+
+    console = Console(service, access)
+    service.watcher = console
+    return console
+
+
+def face_of(request: HttpRequest) -> str:
+    """Which face a `/v1/browse` call came through: the CLI and the stdio MCP server name
+    themselves, else HTTP."""
+    agent = request.headers.get("user-agent", "").split("/", 1)[0].strip()
+    return {CLI_AGENT: "cli", MCP_AGENT: "mcp"}.get(agent, "http")
 
 
 def _responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
@@ -158,6 +176,7 @@ async def _browse(service: Service, body: BrowseBody, request: HttpRequest) -> A
             ctx=ctx,
             read_top=body.read_top,
             gone=request.is_disconnected,
+            face=face_of(request),
         )
     except ServiceError as exc:
         service.metrics.reject(body.action, exc.kind)
@@ -186,7 +205,9 @@ def _mount_mcp(app: FastAPI, service: Service) -> None:
 
     async def call(query: str, *, action: str, url: str | None, ctx: ToolContext) -> Walk:
         try:
-            return await service.call(query, action=action, url=url, ctx=ctx, gone=caller_gone())
+            return await service.call(
+                query, action=action, url=url, ctx=ctx, gone=caller_gone(), face="mcp"
+            )
         except ServiceError as exc:
             service.metrics.reject(action, exc.kind)
             hop = Hop(provider="service", ok=False, elapsed_ms=0, failure_kind=exc.kind)

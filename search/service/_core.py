@@ -9,7 +9,7 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import structlog
 from pydantic import BaseModel
@@ -33,6 +33,16 @@ log = structlog.get_logger("search.service")
 LifespanHook = Callable[[], AbstractAsyncContextManager[Any]]
 
 
+class CallWatcher(Protocol):
+    """Told of every call at the tool boundary (the console): cheap, on the HTTP loop."""
+
+    def started(self, face: str, action: str, query: str, url: str | None) -> Any: ...
+
+    def finished(self, record: Any, walk: Walk) -> None: ...
+
+    def refused(self, face: str, action: str, status: int, kind: str, reason: str) -> None: ...
+
+
 @dataclass
 class Service:
     """The tool, its queue and counters. `call` is the one entry every face of the service
@@ -45,6 +55,7 @@ class Service:
     draining_since: float | None = None
     started: float = field(default_factory=time.monotonic)
     lifespan_hooks: list[LifespanHook] = field(default_factory=list)
+    watcher: CallWatcher | None = None  # the console, told of every call and refusal
 
     @classmethod
     def create(cls, settings: Settings, tool: BrowseTool | None = None) -> Service:
@@ -75,8 +86,27 @@ class Service:
         ctx: ToolContext | None = None,
         read_top: int = 0,
         gone: Callable[[], Awaitable[bool]] | None = None,
+        face: str = "http",
     ) -> Walk:
-        """Wait for the turn, run the tool. Raises `QueueFull` or `Draining` (not run)."""
+        """Wait for the turn, run the tool. Raises `QueueFull` or `Draining` (not run).
+        `face` (http, mcp, cli) is for the console's record of the call."""
+        try:
+            return await self._call(query, action, url, ctx, read_top, gone, face)
+        except ServiceError as exc:
+            if self.watcher is not None and exc.status in (429, 503):
+                self.watcher.refused(face, action, exc.status, exc.kind, str(exc))
+            raise
+
+    async def _call(
+        self,
+        query: str,
+        action: str,
+        url: str | None,
+        ctx: ToolContext | None,
+        read_top: int,
+        gone: Callable[[], Awaitable[bool]] | None,
+        face: str,
+    ) -> Walk:
         if self.draining:
             raise Draining("the service is shutting down", retry_after_s=5)
         async with self.queue.turn(action):
@@ -85,10 +115,14 @@ class Service:
             if gone is not None and await gone():  # its caller stopped waiting: skip it
                 log.info("service.skipped", action=action, reason="client disconnected")
                 raise Draining("the caller went away")
+            watcher = self.watcher
+            record = watcher.started(face, action, query, url) if watcher else None
             started = time.monotonic()
             coro = self.tool.arun(query, action=action, url=url, ctx=ctx, read_top=read_top)
             walk = await self._on_tool_loop(coro)
             self.metrics.observe(action, walk, time.monotonic() - started)
+            if watcher is not None:
+                watcher.finished(record, walk)
             return walk
 
     async def _on_tool_loop(self, coro: Coroutine[Any, Any, Walk]) -> Walk:

@@ -206,6 +206,18 @@ class Prepared:
     def stop(self) -> None:
         self.server.should_exit = True
 
+    def listen(self) -> None:
+        """After `configure_logging`: the console's tap among structlog's processors, so
+        it hears the egress refusals (the guard's events) of every call."""
+        watcher = self.server.service.watcher
+        tap = getattr(watcher, "ring", None)
+        if tap is None:
+            return
+        processors = list(structlog.get_config()["processors"])
+        if tap.tap not in processors:
+            processors.insert(max(0, len(processors) - 1), tap.tap)
+            structlog.configure(processors=processors)
+
 
 def prepare(settings: Settings, tool: BrowseTool | None = None) -> Prepared:
     """Check the exposure, find or make the token, bind, build the app. `StartRefused`."""
@@ -248,6 +260,7 @@ def serve(settings: Settings, *, ready: Callable[[str], None] | None = None) -> 
     # the log scrubber also knows a generated token (SB_SERVICE_TOKEN is in the settings)
     secrets_ = (*settings.secret_values(), prepared.token)
     configure_logging(settings.log_level, settings.log_format, secrets=secrets_)
+    prepared.listen()  # the console hears the egress guard's refusals from here on
     # built once for the process's life, before a call needs it (a first read pays ~140 ms)
     threading.Thread(target=_warm_up, name="warm-up", daemon=True).start()
     if ready is not None:

@@ -1,0 +1,193 @@
+"""`/console`: the page, its script and style, the sign-in, and the data endpoints, behind
+checks of their own (the service's `Guard` hands every `/console` path here once the `Host`
+header names the service).
+
+Guards against a web page reading or driving the console: a request another site made
+(`Sec-Fetch-Site` other than `same-origin` or `none`, an `Origin` that is not the service's
+own) is refused, a POST must carry the service's own `Origin`, no CORS header is ever sent,
+and every answer carries a strict Content-Security-Policy, `frame-ancestors 'none'` and
+`Cross-Origin-Resource-Policy: same-origin`. The sign-in takes the token in a POST body and
+answers with a session cookie (HttpOnly, SameSite=Strict, Path=/console) that is a random
+session id, never the token; the token never appears in a URL, a page or a log line.
+"""
+
+from __future__ import annotations
+
+import hmac
+import html
+import secrets
+import time
+from collections import OrderedDict
+from importlib import resources
+from typing import Any
+from urllib.parse import parse_qs
+
+import structlog
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from ..service._access import TOKEN_FIX, Access
+from ..service._models import error_body
+
+log = structlog.get_logger("search.console")
+
+PREFIX = "/console"
+COOKIE = "sb_console"
+SESSION_S = 12 * 3600
+SESSIONS_KEPT = 16
+SIGN_IN_MAX_BYTES = 4096
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob:; "
+    "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+)
+SECURITY_HEADERS = (
+    (b"content-security-policy", CSP.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"same-origin"),
+    (b"cache-control", b"no-store"),
+    (b"cross-origin-resource-policy", b"same-origin"),
+    (b"cross-origin-opener-policy", b"same-origin"),
+)
+_STATIC = {"console.js": "text/javascript", "console.css": "text/css"}
+_SIGN_IN_FIX = (
+    "paste the service token: SB_SERVICE_TOKEN, or the token file "
+    "(`$SB_STATE_DIR/service-token`, default ~/.cache/stream-browser/service-token)"
+)
+
+
+def is_console_path(path: str) -> bool:
+    return path == PREFIX or path.startswith(PREFIX + "/")
+
+
+def _asset(name: str) -> bytes:
+    return resources.files("search.console").joinpath("static", name).read_bytes()
+
+
+class Sessions:
+    """Signed-in consoles: random ids with an expiry, the newest `SESSIONS_KEPT`."""
+
+    def __init__(self) -> None:
+        self._until: OrderedDict[str, float] = OrderedDict()
+
+    def open(self) -> str:
+        sid = secrets.token_urlsafe(32)
+        self._until[sid] = time.monotonic() + SESSION_S
+        while len(self._until) > SESSIONS_KEPT:
+            self._until.popitem(last=False)
+        return sid
+
+    def valid(self, sid: str | None) -> bool:
+        if not sid:
+            return False
+        until = next((u for s, u in self._until.items() if hmac.compare_digest(s, sid)), None)
+        return until is not None and until > time.monotonic()
+
+    def close(self, sid: str | None) -> None:
+        if sid:
+            self._until.pop(sid, None)
+
+
+class Gate:
+    """Who may use the console: same-origin requests with a session cookie or the bearer
+    token; the sign-in and the static files need no session."""
+
+    def __init__(self, access: Access, sessions: Sessions) -> None:
+        self.access = access
+        self.sessions = sessions
+
+    def cross_site(self, request: Request, *, post: bool) -> str | None:
+        """What shows another site made this request, or None."""
+        site = request.headers.get("sec-fetch-site")
+        if site is not None and site.strip().lower() not in ("same-origin", "none"):
+            return f"Sec-Fetch-Site: {site[:40]}"
+        origin = request.headers.get("origin")
+        own = f"http://{request.headers.get('host', '')}"
+        if origin is not None and origin != own:
+            return f"Origin: {origin[:80]}"
+        if post and origin is None and not self.bearer(request):
+            return "a POST without the service's own Origin"
+        return None
+
+    def bearer(self, request: Request) -> bool:
+        return self.access.token_ok(request.headers.get("authorization", ""))
+
+    def signed_in(self, request: Request) -> bool:
+        return self.bearer(request) or self.sessions.valid(request.cookies.get(COOKIE))
+
+    def token_ok(self, given: str) -> bool:
+        return hmac.compare_digest(given.strip().encode(), self.access.token.encode())
+
+
+def refused(request: Request, status: int, message: str, fix: str) -> JSONResponse:
+    log.info("console.refused", status=status, path=request.url.path, reason=message)
+    return JSONResponse(error_body(status, message, fix), status_code=status)
+
+
+def sign_in_page(message: str = "", status: int = 401) -> Response:
+    """The sign-in form (no script); `message` is one of our own fixed sentences."""
+    page = _asset("signin.html").decode("utf-8").replace("{message}", html.escape(message))
+    return Response(page, status_code=status, media_type="text/html; charset=utf-8")
+
+
+async def _bounded_body(request: Request) -> bytes | None:
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > SIGN_IN_MAX_BYTES:
+            return None
+    return body
+
+
+def web_app(gate: Gate, api: list[Route], page: Any) -> Starlette:
+    """The console's routes: the page, its assets, sign-in and sign-out, then `api`."""
+
+    async def static(request: Request) -> Response:
+        name = request.path_params["name"]
+        problem = gate.cross_site(request, post=False)
+        if problem is not None:
+            return refused(request, 403, f"cross-site request refused ({problem})", _SAME)
+        if name not in _STATIC:
+            return refused(request, 404, "no such file", "see /console")
+        return Response(_asset(name), media_type=_STATIC[name])
+
+    async def sign_in(request: Request) -> Response:
+        problem = gate.cross_site(request, post=True)
+        if problem is not None:
+            return refused(request, 403, f"cross-site sign-in refused ({problem})", _SAME)
+        body = await _bounded_body(request)
+        given = parse_qs((body or b"").decode("utf-8", "replace")).get("token", [""])[0]
+        if body is None or not given or not gate.token_ok(given):
+            log.info("console.sign_in_refused", reason="missing" if not given else "wrong")
+            return sign_in_page("That is not the service's token. " + _SIGN_IN_FIX + ".")
+        sid = gate.sessions.open()
+        log.info("console.signed_in")
+        answer = Response(status_code=303, headers={"location": PREFIX})
+        answer.set_cookie(
+            COOKIE, sid, max_age=SESSION_S, path=PREFIX, httponly=True, samesite="strict"
+        )
+        return answer
+
+    async def sign_out(request: Request) -> Response:
+        problem = gate.cross_site(request, post=True)
+        if problem is not None:
+            return refused(request, 403, f"cross-site request refused ({problem})", _SAME)
+        gate.sessions.close(request.cookies.get(COOKIE))
+        answer = Response(status_code=303, headers={"location": PREFIX})
+        answer.delete_cookie(COOKIE, path=PREFIX, httponly=True, samesite="strict")
+        return answer
+
+    routes = [
+        Route(PREFIX, page, methods=["GET"]),
+        Route(PREFIX + "/static/{name}", static, methods=["GET"]),
+        Route(PREFIX + "/sign-in", sign_in, methods=["POST"]),
+        Route(PREFIX + "/sign-out", sign_out, methods=["POST"]),
+        *api,
+    ]
+    return Starlette(routes=routes)
+
+
+_SAME = "open the console from its own address (http://127.0.0.1:PORT/console), not from a page"
+NOT_SIGNED_IN = ("sign in at /console with the service token", TOKEN_FIX)
