@@ -59,14 +59,15 @@ def test_the_new_read_keeps_at_least_the_openings_answers(tmp_path: Path) -> Non
     assert proc.returncode == 0, proc.stderr[-2000:]
     for lang in ("en", "ja", "zh"):
         assert re.search(rf"^  {lang}: \d+/\d+ \(100\.00%\)", proc.stdout, re.M), proc.stdout
-        for budget in (6000, 1500):
+        for budget in (6000, 1500, 600):
             assert re.search(
                 rf"^{lang}\s+{budget} \|\s+\d+(\s+[\d.]+%){{3}} \|\s+\d+(\s+[\d.]+%){{3}}$",
                 proc.stdout,
                 re.M,
             ), proc.stdout
     figures = json.loads(out.read_text())["in_process"]
-    assert set(figures) == {f"{lang}/{b}" for lang in ("en", "ja", "zh") for b in (6000, 1500)}
+    budgets = (6000, 1500, 600)
+    assert set(figures) == {f"{lang}/{b}" for lang in ("en", "ja", "zh") for b in budgets}
     for group, row in figures.items():
         assert row["new"] >= row["opening"], (group, row)
         assert row["longer_new"] >= row["longer_opening"], (group, row)
