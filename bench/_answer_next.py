@@ -8,8 +8,9 @@ result is opened, and how often a page that held the answer was traded for one t
 not, for each confidence threshold, beside reading the top result alone. The reads are
 `select` on each page's extracted text with the question (the rule the tool applies:
 open the next result when the top one's `confidence` is below the threshold, keep the
-next one only when its confidence is higher). A first read's confidence on pages with and
-without the answer is printed as quartiles, to set the threshold by.
+next one only when its confidence is higher by more than a margin). A first read's
+confidence on pages with and without the answer is printed as quartiles, to set the
+threshold by.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from bench._answer_eval import Item, Page, normalise
 __all__ = ["CASES", "THRESHOLDS", "next_result_figures"]
 
 CASES = ("first", "second", "neither")
-THRESHOLDS = (0.0, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.01)
+THRESHOLDS = (0.0, 0.3, 0.4, 0.5, 0.6, 0.8, 1.01)
+MARGINS = (0.0, 0.1, 0.2, 0.3)
 
 
 def _others(pages: Sequence[Page], page: int) -> tuple[int, int]:
@@ -79,12 +81,13 @@ def next_result_figures(
             )
             rows = {}
             for threshold in THRESHOLDS:
-                row = _tally(reads, threshold)
-                rows[f"{threshold:g}"] = row
-                print(
-                    f"    below {threshold:<4g}: {row['first']:6.2f}% | {row['second']:6.2f}%, "
-                    f"{row['pages']:.2f} pages, {row['traded']} traded"
-                )
+                for margin in MARGINS:
+                    row = _tally(reads, threshold, margin)
+                    rows[f"{threshold:g}/{margin:g}"] = row
+                    print(
+                        f"    below {threshold:<4g} margin {margin:<3g}: {row['first']:6.2f}% | "
+                        f"{row['second']:6.2f}%, {row['pages']:.2f} pages, {row['traded']} traded"
+                    )
             figures[f"{lang}/{budget}"] = {
                 "questions": len(mine),
                 "confidence_with_answer": sorted(on)[len(on) // 2],
@@ -97,7 +100,7 @@ def next_result_figures(
 Read = tuple[bool, float]
 
 
-def _tally(reads: list[tuple[Read, Read, Read]], threshold: float) -> dict[str, Any]:
+def _tally(reads: list[tuple[Read, Read, Read]], threshold: float, margin: float) -> dict[str, Any]:
     """The rule at one threshold over the three cases of every question."""
     got = dict.fromkeys(CASES, 0)
     opened = 0
@@ -106,7 +109,7 @@ def _tally(reads: list[tuple[Read, Read, Read]], threshold: float) -> dict[str, 
         for case, (first, second) in zip(
             CASES, ((answer, wrong), (wrong, answer), (wrong, wrong2)), strict=True
         ):
-            found, pages = _rule(first, second, threshold)
+            found, pages = _rule(first, second, threshold, margin)
             got[case] += found
             opened += pages
             traded += case == "first" and first[0] and not found
@@ -120,8 +123,10 @@ def _tally(reads: list[tuple[Read, Read, Read]], threshold: float) -> dict[str, 
     }
 
 
-def _rule(first: Read, second: Read, threshold: float) -> tuple[bool, int]:
-    """What the brain gets (whether it holds the answer) and the pages opened."""
+def _rule(first: Read, second: Read, threshold: float, margin: float) -> tuple[bool, int]:
+    """What the brain gets (whether it holds the answer) and the pages opened: the next
+    result when the first's confidence is under `threshold`, kept when its confidence is
+    more than `margin` above the first's."""
     if first[1] >= threshold:
         return first[0], 1
-    return (second[0] if second[1] > first[1] else first[0]), 2
+    return (second[0] if second[1] > first[1] + margin else first[0]), 2

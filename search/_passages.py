@@ -41,9 +41,9 @@ HINT_WEIGHT = 1.0
 # At budgets up to this the budget is filled with sentences (each with its neighbours), not
 # whole passages: the sentences of the SENTENCE_POOL best passages, each scored with its own
 # BM25 plus PASSAGE_WEIGHT times its passage's (chosen by cross-validation, see docs).
-SENTENCE_BUDGET = 2000
+SENTENCE_BUDGET = 1000
 SENTENCE_POOL = 8
-PASSAGE_WEIGHT = 0.5
+PASSAGE_WEIGHT = 2.0
 # The sentences a read names as its highlights (with a sentence of context each side).
 HIGHLIGHTS = 3
 
@@ -357,23 +357,25 @@ def _confidence(
 def _fill_sentences(
     text: str, ranked: list[Highlight], lead: Passage | None, budget: int
 ) -> tuple[list[Passage], Passage | None]:
-    """The best sentences that fit, each with the sentence before and after it (or the one
-    after, or the one before, or none, as room allows), merged where they touch; the lead
-    is dropped when a kept span holds it."""
+    """The best sentences that fit, best first, each with the sentence before and after it
+    (or the one after, or the one before, or none, as room allows), merged where they
+    touch; the lead is dropped when a kept span holds it."""
     chosen: list[Passage] = []
     used = len(_render(text, chosen, lead)[0])
     for s in ranked:
         if s.score <= 0.0 or budget - used < 2:
             break
-        # A sentence is kept whole or not at all: one not kept adds at least its length.
-        if s.end - s.start > budget - used or _covered(Passage(s.start, s.end), chosen):
-            continue
         for start, end in (
             (s.before, s.after),
             (s.start, s.after),
             (s.before, s.end),
             (s.start, s.end),
         ):
+            if _covered(Passage(start, end), chosen):
+                break
+            # A sentence is kept whole or not at all: a span adds at most its length.
+            if end - start > budget - used and not _touches(start, end, chosen):
+                continue
             trial = _merge(text, [*chosen, Passage(start, end, s.score)])
             length = len(_render(text, trial, lead)[0])
             if length <= budget:
@@ -382,6 +384,10 @@ def _fill_sentences(
     if lead is not None and _covered(lead, chosen):
         lead = None
     return chosen, lead
+
+
+def _touches(start: int, end: int, chosen: list[Passage]) -> bool:
+    return any(p.start <= end and start <= p.end for p in chosen)
 
 
 def _merge(text: str, spans: list[Passage]) -> list[Passage]:
