@@ -22,10 +22,9 @@ from bench._answer_eval import Item, Page, hits, read_with, thin
 __all__ = ["DEFAULT_GRID", "cross_validate", "parse_grid", "patched"]
 
 DEFAULT_GRID: dict[str, tuple[float, ...]] = {
-    "WINDOW_MAX": (300, 420, 600),
-    "LEAD_SHARE": (0.0, 0.12),
-    "K1": (0.9, 1.5),
-    "B": (0.5, 0.75, 0.9),
+    "SENTENCE_BUDGET": (0, 1500, 6000),
+    "PASSAGE_WEIGHT": (0.25, 0.5, 1.0),
+    "SENTENCE_POOL": (4, 8, 16),
 }
 Setting = tuple[tuple[str, float], ...]
 

@@ -1,14 +1,16 @@
 """`make bench-answers`: does a read that carries the question hand the brain the answer?
 
-Per language and budget (6,000 and 1,500 characters by default), the share of questions
+Per language and budget (6,000, 1,500 and 600 characters by default), the share of questions
 whose answer, with a few characters of its own context, is in what the brain gets, for
 three readers: the opening (today), plain BM25 over the page's paragraphs, and the new read
 (`search._passages.select`, or the module given with --passages). Pages are Wikipedia-shaped
 (bench/_answer_pages.py) and read by `extract_article` in-process; with --service, a sample
 is read through `stream-browser serve` and the standard-library client on a real Chromium.
---folds K cross-validates the passage module's settings over articles.
+--folds K cross-validates the passage module's settings over articles; --next measures when
+a search that reads should open the next result (bench/_answer_next.py).
 
-    bench/answers.py [FILE_OR_FOLDER ...] [--budgets 6000 1500] [--service] [--folds 5]
+    bench/answers.py [FILE_OR_FOLDER ...] [--budgets 6000 1500 600] [--service] [--folds 5]
+                     [--next]
 """
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         type=Path,
         help="SQuAD-format .json files or folders of them (default: tests/fixtures/answers)",
     )
-    parser.add_argument("--budgets", type=int, nargs="+", default=[6000, 1500])
+    parser.add_argument("--budgets", type=int, nargs="+", default=[6000, 1500, 600])
     parser.add_argument("--passages", type=Path, help="the passage module to test (a .py file)")
     parser.add_argument("--per-page", type=int, default=0, help="at most N questions a page")
     parser.add_argument("--losses", type=int, default=3, help="lost questions shown a language")
@@ -72,6 +74,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--folds-only", action="store_true", help="with --folds: no table, only the folds"
     )
     parser.add_argument("--grid", help="NAME=v1,v2;NAME=... (default: a small grid)")
+    parser.add_argument(
+        "--next", action="store_true", help="the next result: answered per confidence threshold"
+    )
     parser.add_argument("--seed", type=int, default=34)
     parser.add_argument("--json", type=Path, help="write the figures here")
     args = parser.parse_args(argv)
@@ -250,6 +255,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             per_page=args.cv_per_page,
             seed=args.seed,
         )
+    if args.next:
+        from bench._answer_next import next_result_figures
+
+        out["next_result"] = next_result_figures(passages, pages, items, args.budgets)
     if args.service:
         from bench._answer_service import service_figures
 

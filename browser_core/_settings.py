@@ -45,6 +45,7 @@ _TOML_KEYS: dict[str, str] = {
     "google.udm14": "google_udm14",
     "google.consent": "google_consent",
     "google.search_read": "search_read",
+    "google.search_read_confidence": "search_read_confidence",
 }
 
 # What each variable accepts, for one-line error messages.
@@ -134,6 +135,12 @@ class Settings(BaseSettings):
     # snippet, knowledge panel) opens its top result on the stream and adds the passages
     # that answer the query; "never": the results page alone.
     search_read: Literal["auto", "never"] = Field(default="auto", validation_alias="SB_SEARCH_READ")
+    # With SB_SEARCH_READ=auto: when the top result's best sentences cover less of the query
+    # than this (0 to 1, search/_passages.py's confidence) and the deadline leaves room, the
+    # next organic result is opened too and the better of the two answers; 0: never.
+    search_read_confidence: float = Field(
+        default=0.5, ge=0.0, le=1.0, validation_alias="SB_SEARCH_READ_CONFIDENCE"
+    )
     # Consent banners on the broadcast screen (browser_core/stage/_consent.py); unset: follow
     # SB_GOOGLE_CONSENT. "off" leaves them on screen.
     consent: Literal["reject", "accept", "off"] | None = Field(

@@ -6,17 +6,23 @@ one is cut into windows at sentence ends), each passage is scored against the qu
 BM25 (words for scripts written with spaces; character bigrams for Han, kana and Hangul,
 whose words are not separated, or whose particles are glued to the noun), and the budget is
 filled with a short lead (the opening sentence or two) and then the best passages, given in
-page order with each gap marked `[…]`. A text that fits the budget, or a read with no
-question, is returned from its beginning as before: the opening guards against nothing.
+page order with each gap marked `[…]`. At a voice's budget (`SENTENCE_BUDGET` and under) the
+best passages' sentences are scored too (their own BM25 and their passage's), and the budget is
+filled with the best sentences, each with the sentence before and after it in its paragraph.
+Every read with a question also names its best few sentences with their context
+(`highlights`) and how much of the question the best of them covers (`confidence`, 0 to 1: a
+search that reads uses it to decide whether to open the next result). A text that fits the
+budget, or a read with no question, is returned from its beginning as before.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 GAP = "[…]"
 # Passages longer than this are cut into windows of whole sentences (characters); a
@@ -32,16 +38,27 @@ B = 0.75
 # The snippet a search showed for the page (Google's chosen passage) weighs this much
 # against the question's own terms.
 HINT_WEIGHT = 1.0
+# At budgets up to this the budget is filled with sentences (each with its neighbours), not
+# whole passages: the sentences of the SENTENCE_POOL best passages, each scored with its own
+# BM25 plus PASSAGE_WEIGHT times its passage's (chosen by cross-validation, see docs).
+SENTENCE_BUDGET = 1000
+SENTENCE_POOL = 8
+PASSAGE_WEIGHT = 2.0
+# The sentences a read names as its highlights (with a sentence of context each side).
+HIGHLIGHTS = 3
 
-# Han (with extensions), kana, Hangul: scored on character bigrams.
+# Thai, Lao, Myanmar, Khmer, Han (with extensions), kana, Hangul: scored on character
+# bigrams (their words are not separated by spaces, or their particles are glued on).
 _UNSPACED = (
+    "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff"
     "\u3005-\u3007\u3040-\u309f\u30a0-\u30fa\u30fc-\u30ff\u31f0-\u31ff\u3400-\u4dbf"
     "\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9d\uac00-\ud7af\u1100-\u11ff\u3130-\u318f"
     "\U00020000-\U0003134f"
 )
-_TOKEN = re.compile(f"([{_UNSPACED}]+)|[^\\W_{_UNSPACED}]+")
-# A sentence ends at . ! ? (followed by a space) or at 。！？ (spaces or not).
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+|(?<=[。！？])[」』）\)]*\s*")
+_TOKEN = re.compile(f"([{_UNSPACED}]+)|([^\\W_{_UNSPACED}]+)")
+# A sentence ends at . ! ? (and the Arabic and Devanagari marks ؟ ।) followed by a space,
+# or at 。！？ (spaces or not).
+_SENTENCE_END = re.compile(r"(?<=[.!?؟।])[\"'”’)\]]*\s+|(?<=[。！？])[」』）\)]*\s*")
 # Words that every question has and no answer needs.
 _STOP = frozenset(
     "a an the of in on at to for by with from and or is are was were be been being do does "  # noqa: SIM905
@@ -64,13 +81,34 @@ class Passage:
 
 
 @dataclass(frozen=True)
+class Highlight:
+    """A sentence likely to hold the answer (`start`, `end`) and its context: the sentence
+    before and after it in its paragraph (`before`, `after` are the context's offsets)."""
+
+    start: int
+    end: int
+    score: float  # its own BM25 and its passage's share
+    before: int
+    after: int
+    own: float = 0.0  # its own BM25: a highlight shares a term with the question
+
+    def text(self, whole: str) -> str:
+        return whole[self.start : self.end]
+
+    def context(self, whole: str) -> str:
+        return whole[self.before : self.after]
+
+
+@dataclass(frozen=True)
 class Selection:
     """What a read keeps of a page's text for a question.
 
     `text` is what the envelope carries (within the budget); `passages` are the kept spans,
     in page order (the lead first when there is one); `best` is the highest-scored one, the
     one the stage highlights; `focused` is False when the text is the page's opening (no
-    question, a text that fits, or nothing scored).
+    question, a text that fits, or nothing scored). `highlights` are the best few sentences
+    (with their context), best first; `confidence` how much of the question the best of them
+    covers (0 to 1).
     """
 
     text: str
@@ -80,6 +118,8 @@ class Selection:
     focused: bool = False
     lead: Passage | None = None
     scored: int = 0  # passages the text was split into
+    highlights: tuple[Highlight, ...] = ()
+    confidence: float = 0.0
     extra: dict[str, float] = field(default_factory=dict)
 
 
@@ -87,16 +127,15 @@ def tokens(text: str) -> list[str]:
     """Lowercase words of spaced scripts (question words dropped) and character bigrams of
     unspaced runs (a run of one character is itself)."""
     out: list[str] = []
-    for match in _TOKEN.finditer(text.lower()):
-        run = match.group(1)
-        if run is None:
-            word = match.group(0)
+    add = out.append
+    for run, word in _TOKEN.findall(text.lower()):
+        if word:
             if word not in _STOP:
-                out.append(word[:-1] if len(word) > 3 and word.endswith("s") else word)
+                add(word[:-1] if len(word) > 3 and word[-1] == "s" else word)
         elif len(run) == 1:
-            out.append(run)
+            add(run)
         else:
-            out.extend(run[i : i + 2] for i in range(len(run) - 1))
+            out.extend([run[i : i + 2] for i in range(len(run) - 1)])
     return out
 
 
@@ -147,27 +186,45 @@ def score_passages(
 ) -> list[float]:
     """BM25 of each passage for the question's terms (and the hints', weighted), with the
     page's own passages as the collection."""
+    query = _query(question, hints)
+    if not query or not passages:
+        return [0.0] * len(passages)
+    bags = [Counter(tokens(passage)) for passage in passages]
+    return _bm25(bags, _idf(query, bags), k1, b)
+
+
+def _query(question: str, hints: Sequence[str] = ()) -> dict[str, float]:
+    """The question's terms (weight 1) and each hint's (HINT_WEIGHT more a hint)."""
     query: dict[str, float] = dict.fromkeys(tokens(question), 1.0)
     for hint in hints:
         for term in set(tokens(hint)):
             query[term] = query.get(term, 0.0) + HINT_WEIGHT
-    if not query or not passages:
-        return [0.0] * len(passages)
-    bags = [Counter(tokens(passage)) for passage in passages]
-    lengths = [sum(bag.values()) for bag in bags]
-    average = (sum(lengths) / len(lengths)) or 1.0
+    return query
+
+
+def _idf(query: dict[str, float], bags: Sequence[Counter[str]]) -> dict[str, float]:
+    """Each query term's weight times its BM25 idf in the collection (terms it has)."""
     count = len(bags)
-    scores = [0.0] * count
+    out: dict[str, float] = {}
     for term, weight in query.items():
         df = sum(1 for bag in bags if term in bag)
-        if not df:
-            continue
-        idf = weight * math.log(1.0 + (count - df + 0.5) / (df + 0.5))
-        for i, bag in enumerate(bags):
+        if df:
+            out[term] = weight * math.log(1.0 + (count - df + 0.5) / (df + 0.5))
+    return out
+
+
+def _bm25(bags: Sequence[Counter[str]], idf: dict[str, float], k1: float, b: float) -> list[float]:
+    lengths = [sum(bag.values()) for bag in bags]
+    average = (sum(lengths) / len(lengths)) or 1.0
+    scores = []
+    for bag, length in zip(bags, lengths, strict=True):
+        norm = k1 * (1.0 - b + b * length / average)
+        score = 0.0
+        for term, weight in idf.items():
             tf = bag.get(term)
             if tf:
-                norm = k1 * (1.0 - b + b * lengths[i] / average)
-                scores[i] += idf * tf * (k1 + 1.0) / (tf + norm)
+                score += weight * tf * (k1 + 1.0) / (tf + norm)
+        scores.append(score)
     return scores
 
 
@@ -187,33 +244,169 @@ def select(
 
     A text that fits is returned whole, and one with no question (or where nothing scores)
     is cut to its opening; both unfocused. A text that fits still says which of its
-    passages answers best (`best`, `passages`: all of them), for the stage to show."""
+    passages answers best (`best`, `passages`: all of them), for the stage to show, and
+    every read with a question that scores names its `highlights` and `confidence`."""
     whole = len(text)
     if not question or not question.strip():
         return Selection(text=opening(text, budget), whole_chars=whole)
     window = max(160, min(WINDOW_MAX, int(budget * WINDOW_SHARE)))
     passages = split_passages(text, window)
-    scores = score_passages([p.text(text) for p in passages], question, hints)
+    query = _query(question, hints)
+    bags = [Counter(tokens(p.text(text))) for p in passages]
+    idf = _idf(query, bags)
+    scores = _bm25(bags, idf, K1, B) if query else [0.0] * len(passages)
     scored = [Passage(p.start, p.end, s) for p, s in zip(passages, scores, strict=True)]
     top = max(scored, key=lambda p: p.score, default=None)
     if top is None or top.score <= 0.0:
         return Selection(text=opening(text, budget), whole_chars=whole, scored=len(scored))
+    ranked = _ranked_sentences(text, scored, idf)
+    highlights = tuple([h for h in ranked if h.own > 0.0][:HIGHLIGHTS])
+    found = Selection(
+        text=text,
+        passages=tuple(scored),
+        best=top,
+        whole_chars=whole,
+        scored=len(scored),
+        highlights=highlights,
+        confidence=_confidence(text, highlights, question, bags),
+    )
     if whole <= budget:
-        return Selection(
-            text=text, passages=tuple(scored), best=top, whole_chars=whole, scored=len(scored)
-        )
-    chosen, lead = _fill(text, scored, _lead(text, scored[0], budget), budget)
+        return found
+    lead = _lead(text, scored[0], budget)
+    if budget <= SENTENCE_BUDGET:
+        chosen, lead = _fill_sentences(text, ranked, lead, budget)
+    else:
+        chosen, lead = _fill(text, scored, lead, budget)
     body, kept = _render(text, chosen, lead)
     best = max((p for p in chosen if p is not lead), key=lambda p: p.score, default=None)
-    return Selection(
-        text=body,
-        passages=tuple(kept),
-        best=best,
-        whole_chars=whole,
-        focused=True,
-        lead=lead,
-        scored=len(scored),
-    )
+    return replace(found, text=body, passages=tuple(kept), best=best, focused=True, lead=lead)
+
+
+def sentences(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The sentences of `text[start:end]` as offsets, trailing spaces left out."""
+    cuts = [start]
+    cuts.extend(m.end() for m in _SENTENCE_END.finditer(text, start, end) if m.end() < end)
+    cuts.append(end)
+    out = []
+    for first, cut in itertools.pairwise(cuts):
+        last = _rstrip(text, first, cut)
+        if last > first:
+            out.append((first, last))
+    return out
+
+
+def _paragraph(text: str, at: int) -> tuple[int, int]:
+    """The line `at` is in, without its surrounding spaces."""
+    start = text.rfind("\n", 0, at) + 1
+    end = text.find("\n", at)
+    end = len(text) if end < 0 else end
+    while start < end and text[start].isspace():
+        start += 1
+    return start, _rstrip(text, start, end)
+
+
+def _ranked_sentences(text: str, scored: list[Passage], idf: dict[str, float]) -> list[Highlight]:
+    """The sentences of the SENTENCE_POOL best passages, best first: each one's BM25 among
+    them (the page's idf) plus PASSAGE_WEIGHT times its passage's score, with its
+    neighbours in its paragraph as context."""
+    pool = sorted((p for p in scored if p.score > 0.0), key=lambda p: (-p.score, p.start))
+    spans: list[tuple[int, int, int, int, float]] = []
+    paragraphs: dict[int, list[tuple[int, int]]] = {}
+    for passage in pool[:SENTENCE_POOL]:
+        start, end = _paragraph(text, passage.start)
+        own = paragraphs.get(start)
+        if own is None:
+            own = paragraphs[start] = sentences(text, start, end)
+        for i, (first, last) in enumerate(own):
+            if passage.start <= first and last <= passage.end:
+                before = own[i - 1][0] if i else first
+                after = own[i + 1][1] if i + 1 < len(own) else last
+                spans.append((first, last, before, after, passage.score))
+    bags = [Counter(tokens(text[first:last])) for first, last, *_ in spans]
+    own_scores = _bm25(bags, idf, K1, B)
+    ranked = [
+        Highlight(first, last, own + PASSAGE_WEIGHT * score, before, after, own)
+        for (first, last, before, after, score), own in zip(spans, own_scores, strict=True)
+    ]
+    ranked.sort(key=lambda h: (-h.score, h.start))
+    return ranked
+
+
+def _confidence(
+    text: str, highlights: Sequence[Highlight], question: str, bags: Sequence[Counter[str]]
+) -> float:
+    """How much of the question (its terms weighted by idf in the page, a term the page
+    lacks weighing most) the best highlight's context holds: 0 to 1."""
+    asked = set(tokens(question))
+    count = len(bags)
+    weights = {
+        term: math.log(1.0 + (count - df + 0.5) / (df + 0.5))
+        for term in asked
+        for df in [sum(1 for bag in bags if term in bag)]
+    }
+    total = sum(weights.values())
+    if not total:
+        return 0.0
+    best = 0.0
+    for highlight in highlights:
+        present = set(tokens(highlight.context(text)))
+        best = max(best, sum(w for term, w in weights.items() if term in present) / total)
+    return round(best, 3)
+
+
+def _fill_sentences(
+    text: str, ranked: list[Highlight], lead: Passage | None, budget: int
+) -> tuple[list[Passage], Passage | None]:
+    """The best sentences that fit, best first, each with the sentence before and after it
+    (or the one after, or the one before, or none, as room allows), merged where they
+    touch; the lead is dropped when a kept span holds it."""
+    chosen: list[Passage] = []
+    used = len(_render(text, chosen, lead)[0])
+    for s in ranked:
+        if s.score <= 0.0 or budget - used < 2:
+            break
+        for start, end in (
+            (s.before, s.after),
+            (s.start, s.after),
+            (s.before, s.end),
+            (s.start, s.end),
+        ):
+            if _covered(Passage(start, end), chosen):
+                break
+            # A sentence is kept whole or not at all: a span adds at most its length.
+            if end - start > budget - used and not _touches(start, end, chosen):
+                continue
+            trial = _merge(text, [*chosen, Passage(start, end, s.score)])
+            length = len(_render(text, trial, lead)[0])
+            if length <= budget:
+                chosen, used = trial, length
+                break
+    if lead is not None and _covered(lead, chosen):
+        lead = None
+    return chosen, lead
+
+
+def _touches(start: int, end: int, chosen: list[Passage]) -> bool:
+    return any(p.start <= end and start <= p.end for p in chosen)
+
+
+def _merge(text: str, spans: list[Passage]) -> list[Passage]:
+    """Spans in page order, those that overlap or are parted by spaces inside a paragraph
+    joined into one (the higher score kept)."""
+    out: list[Passage] = []
+    for span in sorted(spans, key=lambda p: p.start):
+        if out and (span.start <= out[-1].end or _blank(text, out[-1].end, span.start)):
+            last = out[-1]
+            out[-1] = Passage(last.start, max(last.end, span.end), max(last.score, span.score))
+        else:
+            out.append(span)
+    return out
+
+
+def _blank(text: str, start: int, end: int) -> bool:
+    """Whether only spaces (no line break) part `start` from `end`."""
+    between = text[start:end]
+    return not between.strip() and "\n" not in between
 
 
 def _lead(text: str, first: Passage, budget: int) -> Passage | None:

@@ -59,14 +59,15 @@ def test_the_new_read_keeps_at_least_the_openings_answers(tmp_path: Path) -> Non
     assert proc.returncode == 0, proc.stderr[-2000:]
     for lang in ("en", "ja", "zh"):
         assert re.search(rf"^  {lang}: \d+/\d+ \(100\.00%\)", proc.stdout, re.M), proc.stdout
-        for budget in (6000, 1500):
+        for budget in (6000, 1500, 600):
             assert re.search(
                 rf"^{lang}\s+{budget} \|\s+\d+(\s+[\d.]+%){{3}} \|\s+\d+(\s+[\d.]+%){{3}}$",
                 proc.stdout,
                 re.M,
             ), proc.stdout
     figures = json.loads(out.read_text())["in_process"]
-    assert set(figures) == {f"{lang}/{b}" for lang in ("en", "ja", "zh") for b in (6000, 1500)}
+    budgets = (6000, 1500, 600)
+    assert set(figures) == {f"{lang}/{b}" for lang in ("en", "ja", "zh") for b in budgets}
     for group, row in figures.items():
         assert row["new"] >= row["opening"], (group, row)
         assert row["longer_new"] >= row["longer_opening"], (group, row)
@@ -122,3 +123,33 @@ def test_a_missing_question_set_is_a_usage_error(tmp_path: Path) -> None:
     proc = run_bench(str(tmp_path / "nowhere"))
     assert proc.returncode == 2
     assert "no such file or folder" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_the_next_result_mode_reports_each_threshold_and_no_trade_at_the_chosen_one(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "figures.json"
+    proc = run_bench(
+        str(FIXTURES),
+        "--per-page",
+        "5",
+        "--folds",
+        "1",
+        "--folds-only",
+        "--grid",
+        "K1=1.2",
+        "--next",
+        "--budgets",
+        "6000",
+        "--json",
+        str(out),
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert re.search(r"^  ja 6000: \d+ questions; confidence p10 p25 p50 p75", proc.stdout, re.M)
+    figures = json.loads(out.read_text())["next_result"]
+    for group, row in figures.items():
+        chosen = row["thresholds"]["0.5/0.1"]  # the tool's setting and margin
+        alone = row["thresholds"]["0/0"]  # the top result alone
+        assert chosen["traded"] == 0, (group, chosen)
+        assert chosen["second"] > alone["second"], (group, chosen, alone)
+        assert row["confidence_with_answer"] > row["confidence_without"], group

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from search._passages import GAP, select, split_passages, tokens
+from search._passages import GAP, select, sentences, split_passages, tokens
 
 FILLER = [
     f"Paragraph {i} of the history describes the town's market, its bridges and the river "
@@ -113,3 +113,126 @@ def test_a_window_cut_inside_a_paragraph_keeps_the_sentences_around_its_cuts() -
     after = text[text.index("lighthouse") :].split(". ", 1)[1][:12]  # the next sentence
     chosen = select(text + "\nA closing paragraph.", "What did the lighthouse keeper count?", 1500)
     assert chosen.focused and "lighthouse keeper counted gulls. " + after in chosen.text
+
+
+# -- a voice's budget: sentences, highlights, confidence --------------------------------------
+
+HARBOUR = [
+    f"In year {1800 + i} the harbour of the old town counted {i} ships and {i + 3} cranes."
+    for i in range(60)
+]
+KEEPER = "The keeper of the lighthouse on the north cape was Ada Lindqvist, an engineer."
+BEFORE, AFTER = "Storms were frequent on that coast.", "She kept the lamp lit for forty years."
+
+
+def voice_text() -> str:
+    """Long paragraphs of sentences, the answer's sentence inside one between two others."""
+    middle = " ".join([*HARBOUR[20:30], BEFORE, KEEPER, AFTER, *HARBOUR[30:40]])
+    return "\n".join([" ".join(HARBOUR[:20]), middle, " ".join(HARBOUR[40:])])
+
+
+def test_at_a_voice_budget_the_answer_sentence_comes_with_its_neighbours() -> None:
+    text = voice_text()
+    chosen = select(text, "Who was the keeper of the lighthouse on the north cape?", 600)
+    assert chosen.focused and len(chosen.text) <= 600
+    assert f"{BEFORE} {KEEPER} {AFTER}" in chosen.text  # as in the page, one space between
+    assert chosen.best is not None and KEEPER in chosen.best.text(text)
+    for piece in chosen.text.split(GAP):  # whole sentences only
+        assert not piece.strip() or piece.strip().endswith(".")
+        assert piece.strip() in text
+
+
+def test_without_room_for_both_neighbours_the_sentence_after_comes_first() -> None:
+    text = voice_text()
+    budget = len(f"{GAP}\n{KEEPER} {AFTER}\n{GAP}") + 5  # not room for the one before too
+    chosen = select(text, "Who was the keeper of the lighthouse on the north cape?", budget)
+    assert f"{KEEPER} {AFTER}" in chosen.text and BEFORE not in chosen.text
+    alone = select(text, "Who was the keeper of the lighthouse on the north cape?", 200)
+    assert KEEPER in alone.text and len(alone.text) <= 200
+
+
+def test_highlights_name_the_best_sentences_with_a_sentence_of_context() -> None:
+    text = voice_text()
+    chosen = select(text, "Who was the keeper of the lighthouse on the north cape?", 6000)
+    # only sentences that share a term with the question, not their passage's others
+    assert [h.text(text) for h in chosen.highlights] == [KEEPER]
+    top = chosen.highlights[0]
+    assert top.text(text) == KEEPER
+    assert top.context(text) == f"{BEFORE} {KEEPER} {AFTER}"
+    scores = [h.score for h in chosen.highlights]
+    assert scores == sorted(scores, reverse=True) and scores[0] > 0
+    assert select(text, None, 600).highlights == ()
+
+
+def test_a_page_that_fits_is_unchanged_but_still_names_its_highlights() -> None:
+    text = "\n".join([BEFORE, KEEPER, AFTER])
+    chosen = select(text, "Who was the keeper of the lighthouse?", 6000)
+    assert chosen.text == text and not chosen.focused
+    assert chosen.highlights[0].text(text) == KEEPER
+    assert chosen.highlights[0].context(text) == KEEPER  # its paragraph holds it alone
+
+
+def test_confidence_says_how_much_of_the_question_the_best_sentences_hold() -> None:
+    text = voice_text()
+    full = select(text, "keeper lighthouse north cape", 600)
+    assert full.confidence == 1.0
+    half = select(text, "keeper lighthouse zeppelin quasar", 600)
+    assert 0.2 < half.confidence < 0.8
+    assert select(text, "zeppelin quasar", 600).confidence == 0.0
+    assert select(text, None, 600).confidence == 0.0
+    # the snippet's terms help find the passage but do not count as the question's
+    hinted = select(text, "zeppelin quasar", 600, hints=["keeper of the lighthouse"])
+    assert hinted.confidence == 0.0 and KEEPER in hinted.text
+
+
+def test_a_sentence_in_a_passage_that_matches_more_wins_a_tie() -> None:
+    weak = "A bakery sold bread. The keeper rang the bell."
+    strong = "The keeper of the cape had a dog. The keeper rang the bell."
+    text = "\n".join([*HARBOUR[:30], weak, *HARBOUR[30:40], strong, *HARBOUR[40:]])
+    chosen = select(text, "Which keeper rang the bell?", 600)
+    top = chosen.highlights[0]
+    assert top.text(text) == "The keeper rang the bell."
+    assert top.start > text.index(strong)  # the strong passage's, though the weak one's is first
+    assert text[top.before : top.after] == strong
+
+
+@pytest.mark.parametrize(
+    ("sentences_", "question", "answer"),
+    [
+        (
+            [
+                "町の市場は毎週開かれた。",
+                "北岬の灯台守はリンドクヴィストであった。",
+                "灯台は白い。",
+            ],
+            "北岬の灯台守は誰か。",
+            "北岬の灯台守はリンドクヴィストであった。",
+        ),
+        (
+            ["城镇市场每周开放。", "北岬灯塔的看守人是林德奎斯特。", "灯塔是白色的。"],
+            "北岬灯塔的看守人是谁？",
+            "北岬灯塔的看守人是林德奎斯特。",
+        ),
+    ],
+    ids=["ja", "zh"],
+)
+def test_unspaced_sentences_are_kept_as_in_the_page(
+    sentences_: list[str], question: str, answer: str
+) -> None:
+    filler = "".join(f"町の歴史の段落{i}である。" for i in range(40))
+    text = "\n".join([filler, filler + "".join(sentences_) + filler, filler])
+    chosen = select(text, question, 600)
+    assert chosen.focused and answer in chosen.text and len(chosen.text) <= 600
+    assert "".join(sentences_) in chosen.text  # neighbours joined with nothing between
+    assert chosen.highlights[0].text(text) == answer
+
+
+def test_thai_is_scored_on_bigrams_and_other_scripts_end_sentences_with_their_marks() -> None:
+    assert tokens("ประภาคาร") == ["ปร", "ระ", "ะภ", "ภา", "าค", "คา", "าร"]
+    text = "سؤال أول؟ جملة ثانية. वाक्य एक। वाक्य दो।"
+    assert [text[a:b] for a, b in sentences(text, 0, len(text))] == [
+        "سؤال أول؟",
+        "جملة ثانية.",
+        "वाक्य एक।",
+        "वाक्य दो।",
+    ]

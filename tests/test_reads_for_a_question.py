@@ -160,3 +160,111 @@ def test_a_read_that_cannot_finish_in_its_share_is_dropped_and_the_answer_says_s
     assert "The top result was not read" in answer.body
     assert parsed.results[0].title in answer.body  # the results page's answer, alone
     assert json.dumps(answer.data)  # the envelope's data stays JSON
+
+
+# -- the next result: when the top one does not hold the answer -----------------------------
+
+
+def two_results(fake: FakeWeb, first: str, second: str) -> tuple[str, str]:
+    """The recorded results page (no direct answer), its top two results leading to the
+    given pages; their addresses without the fragment."""
+    html, parsed = serp_of(NO_ANSWER)
+    fake.add("https://www.google.com/search", Page(html))
+    urls = tuple(r.url.split("#")[0] for r in parsed.results[:2])
+    fake.add(urls[0], Page(first))
+    fake.add(urls[1], Page(second))
+    return urls[0], urls[1]
+
+
+def search_for(drv: SyncDriver, settings: Settings, query: str) -> Any:
+    provider = GoogleProvider(drv.driver)
+    return drv.call(provider.run(Request("search", query), settings, Deadline(20)), 25)
+
+
+def marked(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The results the stage marks on the results page, in order (the real marks, recorded)."""
+    seen: list[str] = []
+    real = google_provider.show_result
+
+    async def record(page: Any, url: str, **kwargs: Any) -> Any:
+        seen.append(url.split("#")[0])
+        return await real(page, url, **kwargs)
+
+    monkeypatch.setattr(google_provider, "show_result", record)
+    return seen
+
+
+def test_when_only_the_second_result_holds_the_answer_the_brain_gets_it_from_there(
+    web: tuple[SyncDriver, FakeWeb, Settings], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    drv, fake, settings = web
+    shown = marked(monkeypatch)
+    first, second = two_results(fake, article(FILLER, "Markets"), LONG)
+    answer = search_for(drv, settings, QUESTION)
+    choice = answer.data["read_choice"]
+    assert choice["chosen"] == 2
+    assert [r["url"] for r in choice["results"]] == [first, second]
+    assert choice["results"][0]["confidence"] < choice["results"][1]["confidence"] == 1.0
+    assert ANSWER in answer.body and f"({second})" in answer.body
+    assert "result 2 answers the question better" in answer.body
+    [read_] = answer.data["reads"]
+    assert read_["final_url"] == second and read_["highlights"][0]["text"] == ANSWER
+    sources = [s.url.split("#")[0] for s in answer.sources]
+    assert first in sources and second in sources  # both pages read are sources
+    assert shown[-1] == second  # viewers saw the second result chosen on the results page
+    drv.call(drv.driver.stage_done(), 10)
+
+    async def where(page: Any) -> str:
+        return str(page.url)
+
+    assert drv.run("where", where) == second  # and the page it was read from
+
+
+def test_a_top_result_that_answers_with_confidence_is_read_alone(
+    web: tuple[SyncDriver, FakeWeb, Settings],
+) -> None:
+    drv, fake, settings = web
+    _, second = two_results(fake, LONG, article(FILLER, "Markets"))
+    answer = search_for(drv, settings, QUESTION)
+    assert answer.data["read_choice"] is None and ANSWER in answer.body
+    assert answer.data["reads"][0]["confidence"] >= settings.search_read_confidence
+    assert not [u for u in fake.seen if u.startswith(second)]  # the next one never opened
+
+
+def test_a_page_that_holds_the_answer_is_never_traded_for_one_that_does_not(
+    web: tuple[SyncDriver, FakeWeb, Settings],
+) -> None:
+    drv, fake, settings = web
+    wary = settings.model_copy(update={"search_read_confidence": 0.99})
+    first, second = two_results(fake, LONG, article(FILLER, "Markets"))
+    question = QUESTION + " And what did the zeppelin quasar nebula cost?"
+    answer = search_for(drv, wary, question)
+    choice = answer.data["read_choice"]
+    assert choice["chosen"] == 1 and [r["url"] for r in choice["results"]] == [first, second]
+    assert ANSWER in answer.body and f"({first})" in answer.body
+    assert [r["final_url"] for r in answer.data["reads"]] == [first]
+    drv.call(drv.driver.stage_done(), 10)
+
+    async def where(page: Any) -> str:
+        return str(page.url)
+
+    assert drv.run("where", where) == first  # the tab went back to the page that answers
+
+
+def test_a_top_result_that_fails_to_read_gives_way_to_the_next_unless_switched_off(
+    web: tuple[SyncDriver, FakeWeb, Settings],
+) -> None:
+    drv, fake, settings = web
+    html, parsed = serp_of(NO_ANSWER)
+    fake.add("https://www.google.com/search", Page(html))
+    first, second = (r.url.split("#")[0] for r in parsed.results[:2])
+    fake.add(first, Page(article(FILLER, "Down"), status=503))
+    fake.add(second, Page(LONG))
+    answer = search_for(drv, settings, QUESTION)
+    assert answer.data["read_choice"]["chosen"] == 2 and ANSWER in answer.body
+    assert answer.data["read_choice"]["results"][0]["outcome"] in ("http-error", "failed")
+    fake.seen.clear()
+    off = settings.model_copy(update={"search_read_confidence": 0.0})  # 0: never
+    answer = search_for(drv, off, QUESTION + " again")
+    assert answer.data["read_choice"] is None and ANSWER not in answer.body
+    assert not [u for u in fake.seen if u.startswith(second)]

@@ -5,6 +5,8 @@ Plain pydantic models, no behaviour: the parsers build them, providers and the C
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, Field
 
 
@@ -45,6 +47,9 @@ class SerpPage(BaseModel):
     blocked: str | None = None
     # Why the search did not read its top result (SB_SEARCH_READ=auto): no time left, say.
     read_skipped: str | None = None
+    # Which of the top two results answers, when the next one was read too (its rank in
+    # `chosen`; each read's url, confidence and outcome in `results`).
+    read_choice: dict[str, Any] | None = None
 
 
 class YoutubeVideo(BaseModel):

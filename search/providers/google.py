@@ -44,6 +44,9 @@ log = structlog.get_logger(__name__)
 # than READ_MIN_S.
 READ_RESERVE_S = 1.5
 READ_MIN_S = 1.0
+# The next result answers instead of the top one only when its confidence is higher by more
+# than this (measured: bench/answers.py --next; a page holding the answer is kept).
+READ_NEXT_MARGIN = 0.1
 _RESULTS_URL = re.compile(r"^https://(www\.)?google\.[a-z.]+/search")
 # The "Reject all" form of the consent page carries set_eom=true; "Accept all" set_eom=false.
 _CONSENT_BUTTON = {
@@ -174,11 +177,14 @@ async def google_search(
     timeout: float | None = None,
 ) -> tuple[SerpPage, list[PageRead]]:
     """Search Google on the owned tab; read the top `read_top` results, or (with
-    `SB_SEARCH_READ=auto`, the default) the top one when the page holds no direct answer.
+    `SB_SEARCH_READ=auto`, the default) the top one when the page holds no direct answer,
+    and the next organic result too when the top one's best sentences cover too little of
+    the query (`SB_SEARCH_READ_CONFIDENCE`): then the better of the two is the one read.
     A read is given what is left of the call's deadline less a reserve, and is dropped (the
     results page answers alone, `data.read_skipped` says why) when it cannot finish in it."""
     url = search_url(query, settings)
     deadline = Deadline(timeout if timeout is not None else settings.op_timeout_s)
+    screen: list[PageRead] = []  # the page the tab shows when the answer is handed back
 
     async def op(page: Any) -> tuple[SerpPage, list[PageRead]]:
         serp = await _load_serp(driver, page, url, settings)
@@ -187,14 +193,24 @@ async def google_search(
             return serp, []
         # Viewers see the result marked before it opens (100 ms at most).
         await show_serp(page, serp, query, settings, budget_s=BUDGET_S)
-        auto = not read_top
-        return serp, await _read_results(
-            driver, page, serp, wanted, query, settings, deadline, auto
-        )
+        reads = await _read_results(driver, page, serp, wanted, query, settings, deadline)
+        screen.extend(reads[-1:])
+        if read_top:
+            return serp, reads
+        first = reads[0] if reads else None
+        if not _wants_next(first, serp, settings):
+            return serp, _answering(reads, read_top)
+        second = await _read_next(driver, page, serp, query, settings, deadline)
+        if second is None:
+            return serp, _answering(reads, read_top)
+        screen[:] = [second]
+        return serp, _answering(_better_first(serp, first, second), read_top)
 
     async def show(page: Any, found: tuple[SerpPage, list[PageRead]]) -> None:
         serp, reads = found
-        if reads:  # the tab shows the last page read: its passage, like a read's
+        if reads:  # the tab shows the page that answers: its passage, like a read's
+            if screen and screen[-1] is not reads[-1]:  # the next result lost: back to the first
+                await _reopen(driver, page, reads[-1])
             await show_read(page, reads[-1], settings)
         elif serp.results and not serp.blocked and _RESULTS_URL.match(page.url):
             await show_serp(page, serp, query, settings)
@@ -211,6 +227,92 @@ def _to_read(serp: SerpPage, read_top: int, settings: Settings) -> int:
     return 1 if settings.search_read == "auto" and not direct_answer(serp) else 0
 
 
+def _answers(read: PageRead) -> bool:
+    return read.outcome == "ok" and not read.blocked
+
+
+def _answering(reads: list[PageRead], read_top: int) -> list[PageRead]:
+    """What joins the envelope: every read asked for; of a search's own reads, only a page
+    that answers (the better of the two, when the next result was read)."""
+    if read_top:
+        return reads
+    good = [r for r in reads if _answers(r)]
+    return good[-1:]
+
+
+def _wants_next(first: PageRead | None, serp: SerpPage, settings: Settings) -> bool:
+    """Whether the next organic result is worth opening: the top one could not be read (in
+    time: then there is none left), did not answer, or its best sentences cover less of the
+    query than `SB_SEARCH_READ_CONFIDENCE`."""
+    if settings.search_read_confidence <= 0.0 or len(serp.results) < 2 or serp.read_skipped:
+        return False
+    return (
+        first is None or not _answers(first) or first.confidence < settings.search_read_confidence
+    )
+
+
+def _better_first(serp: SerpPage, first: PageRead | None, second: PageRead) -> list[PageRead]:
+    """Both reads with the one that answers last (the envelope keeps the last that answers):
+    the next result only when it answers and the top one did not, or covers more of the
+    query by more than READ_NEXT_MARGIN. `serp.read_choice` says which, and why."""
+    take_second = _answers(second) and (
+        first is None
+        or not _answers(first)
+        or second.confidence > first.confidence + READ_NEXT_MARGIN
+    )
+    top = serp.results[0]
+    serp.read_choice = {
+        "chosen": 2 if take_second else 1,
+        "results": [
+            _choice_row(1, first, top.url.split("#")[0]),
+            _choice_row(2, second, second.final_url),
+        ],
+    }
+    log.info(
+        "google.read_next",
+        chosen=serp.read_choice["chosen"],
+        confidence=[r["confidence"] for r in serp.read_choice["results"]],
+    )
+    reads = [first, second] if take_second else [second, first]
+    return [r for r in reads if r is not None]
+
+
+def _choice_row(rank: int, read: PageRead | None, url: str) -> dict[str, Any]:
+    if read is None:  # the read failed (logged as google.read_top_failed)
+        return {"rank": rank, "url": url, "confidence": 0.0, "outcome": "failed"}
+    outcome = read.blocked or read.outcome
+    return {"rank": rank, "url": read.final_url, "confidence": read.confidence, "outcome": outcome}
+
+
+async def _read_one(
+    driver: Driver,
+    page: Any,
+    serp: SerpPage,
+    result: SerpResult,
+    query: str,
+    settings: Settings,
+    deadline: Deadline,
+) -> PageRead | None:
+    """One result read within what the deadline leaves it; None (and `serp.read_skipped`
+    when there was no time) when it could not be."""
+    share = deadline.remaining() - READ_RESERVE_S
+    if share < READ_MIN_S:
+        serp.read_skipped = "no time left in the call's deadline to read the top result"
+        return None
+    step = read_in_page(
+        driver, page, result.url, settings, question=query, hints=read_hints(result)
+    )
+    try:
+        return await asyncio.wait_for(step, share)
+    except TimeoutError:
+        serp.read_skipped = f"the top result could not be read within {share:.1f} s"
+        log.info("google.read_top_late", url=result.url[:200], share_s=round(share, 1))
+        raise
+    except Exception as exc:
+        log.info("google.read_top_failed", url=result.url[:200], error=str(exc)[:200])
+        return None
+
+
 async def _read_results(
     driver: Driver,
     page: Any,
@@ -219,31 +321,65 @@ async def _read_results(
     query: str,
     settings: Settings,
     deadline: Deadline,
-    auto: bool,
 ) -> list[PageRead]:
     reads: list[PageRead] = []
     for result in serp.results[:wanted]:
-        share = deadline.remaining() - READ_RESERVE_S
-        if share < READ_MIN_S:
-            serp.read_skipped = "no time left in the call's deadline to read the top result"
-            break
-        step = read_in_page(
-            driver, page, result.url, settings, question=query, hints=read_hints(result)
-        )
         try:
-            reads.append(await asyncio.wait_for(step, share))
+            read = await _read_one(driver, page, serp, result, query, settings, deadline)
         except TimeoutError:
-            serp.read_skipped = f"the top result could not be read within {share:.1f} s"
-            log.info("google.read_top_late", url=result.url[:200], share_s=round(share, 1))
             break
-        except Exception as exc:
-            log.info("google.read_top_failed", url=result.url[:200], error=str(exc)[:200])
-    if auto:  # only a page that answers joins the envelope
-        reads = [r for r in reads if r.outcome == "ok" and not r.blocked]
-    if not reads and not _RESULTS_URL.match(page.url):  # back to the results, not an error page
+        if read is None and serp.read_skipped:
+            break
+        if read is not None:
+            reads.append(read)
+    if not any(_answers(r) for r in reads):
+        await _back_to_results(page)
+    return reads
+
+
+async def _back_to_results(page: Any) -> bool:
+    """Back to the results page (not an error page); whether the tab is on it."""
+    if not _RESULTS_URL.match(page.url):
         with contextlib.suppress(PlaywrightError, TimeoutError):
             await asyncio.wait_for(page.go_back(wait_until="commit"), 2.0)
-    return reads
+    return bool(_RESULTS_URL.match(page.url))
+
+
+async def _read_next(
+    driver: Driver,
+    page: Any,
+    serp: SerpPage,
+    query: str,
+    settings: Settings,
+    deadline: Deadline,
+) -> PageRead | None:
+    """Back on the results page, the next organic result marked, opened and read, when the
+    deadline leaves a read's share after the way back; None when it could not be."""
+    if deadline.remaining() - READ_RESERVE_S < READ_MIN_S + 0.5:
+        log.info("google.read_next_skipped", remaining_s=round(deadline.remaining(), 1))
+        return None
+    if not await _back_to_results(page):
+        return None
+    prepare(page)
+    second = serp.results[1]
+    await show_result(page, second.url, budget_s=BUDGET_S)  # viewers see it chosen
+    skipped = serp.read_skipped
+    try:
+        read = await _read_one(driver, page, serp, second, query, settings, deadline)
+    except TimeoutError:
+        read = None
+    serp.read_skipped = skipped  # the top result was read: the envelope does not say otherwise
+    if read is None and not _RESULTS_URL.match(page.url):
+        await _back_to_results(page)
+    return read
+
+
+async def _reopen(driver: Driver, page: Any, read: PageRead) -> None:
+    """The page that answers opened again after the answer (the tab moved on to the next
+    result, which lost), so viewers see the passage the brain reads out."""
+    with contextlib.suppress(Exception):
+        await driver.navigate(page, read.final_url, check=False, wait_until="commit")
+        prepare(page)
 
 
 def render_serp(serp: SerpPage, reads: list[PageRead], max_results: int) -> str:
@@ -267,6 +403,9 @@ def render_serp(serp: SerpPage, reads: list[PageRead], max_results: int) -> str:
         lines.append("Top stories: " + "; ".join(s.title for s in serp.top_stories[:3]))
     for read in reads:
         lines.append(f"\nFrom {read.title or read.final_url} ({read.final_url}):\n{read.text}")
+    if serp.read_choice:
+        chosen = serp.read_choice["chosen"]
+        lines.append(f"(Results 1 and 2 were read; result {chosen} answers the question better.)")
     if serp.read_skipped:
         lines.append(f"(The top result was not read: {serp.read_skipped}.)")
     return "\n".join(lines) if lines else "Google found no results."
@@ -304,6 +443,14 @@ class GoogleProvider:
                 "page layout changed: record it with `make record` and update the parser",
             )
         sources = [Source(title=r.title, url=r.url) for r in serp.results[: settings.max_results]]
+        listed = {s.url.split("#")[0] for s in sources}
+        opened = [(r.title or "", r.final_url) for r in reads]
+        if serp.read_choice:  # both pages read, the one that lost included
+            opened = [("", str(r["url"])) for r in serp.read_choice["results"]]
+        for title, url in opened:
+            if url.split("#")[0] not in listed:
+                sources.append(Source(title=title, url=url))
+                listed.add(url.split("#")[0])
         data = serp.model_dump()
         data["reads"] = [read.model_dump() for read in reads]
         return Answer(render_serp(serp, reads, settings.max_results), sources, data)

@@ -62,6 +62,19 @@ class KeptPassage(BaseModel):
     best: bool = False  # the passage the answer most likely comes from (highlighted)
 
 
+class Highlight(BaseModel):
+    """One of the sentences most likely to hold the answer: its text and offsets in the whole
+    text, and the same sentence with the one before and after it in its paragraph."""
+
+    text: str
+    start: int
+    end: int
+    score: float
+    context: str
+    context_start: int
+    context_end: int
+
+
 class PageRead(BaseModel):
     """What a page read found. `text` is cut to the budget when `truncated`: for a read with
     a question, the passages that answer it (`passages`, `focused`), else the opening."""
@@ -82,6 +95,11 @@ class PageRead(BaseModel):
     blocked: str | None = None  # "consent" or "captcha": a wall, not the page asked for
     focused: bool = False  # `text` holds the passages chosen for the question, gaps marked
     passages: list[KeptPassage] = Field(default_factory=list)
+    # For a read with a question: its best few sentences, best first, and how much of the
+    # question the best of them covers (0 to 1; a search reads the next result below
+    # SB_SEARCH_READ_CONFIDENCE).
+    highlights: list[Highlight] = Field(default_factory=list)
+    confidence: float = 0.0
     # What the stage shows: the kept passages' texts in page order, and the best one's index.
     shown: list[str] = Field(default_factory=list, exclude=True)
     shown_best: int = Field(default=0, exclude=True)
@@ -155,9 +173,24 @@ def _kept(text: str, question: str | None, budget: int, hints: Sequence[str]) ->
     """The text the envelope carries, and what the stage shows of it."""
     chosen = select(text, question, budget, hints=hints)
     best = chosen.best
+    found: dict[str, Any] = {
+        "highlights": [
+            Highlight(
+                text=h.text(text),
+                start=h.start,
+                end=h.end,
+                score=round(h.score, 3),
+                context=h.context(text),
+                context_start=h.before,
+                context_end=h.after,
+            )
+            for h in chosen.highlights
+        ],
+        "confidence": chosen.confidence,
+    }
     if not chosen.focused:  # the opening from its top; or the whole text, where it answers
         shown = [best.text(text)] if best else passage_paragraphs(chosen.text)
-        return {"text": chosen.text, "shown": shown, "shown_best": 0}
+        return {"text": chosen.text, "shown": shown, "shown_best": 0, **found}
     kept = [
         KeptPassage(
             start=p.start,
@@ -174,6 +207,7 @@ def _kept(text: str, question: str | None, budget: int, hints: Sequence[str]) ->
         "passages": kept,
         "shown": [p.text(text) for p in chosen.passages],
         "shown_best": next((i for i, p in enumerate(kept) if p.best), 0),
+        **found,
     }
 
 
