@@ -183,6 +183,7 @@ class _DrainingServer(uvicorn.Server):
         log.info("service.draining", signal=sig, running=self.service.queue.running)
 
     async def on_tick(self, counter: int) -> bool:
+        self.service.end_grace_if_due()
         if self.service.may_exit():
             self.should_exit = True
         return bool(await super().on_tick(counter))
@@ -247,7 +248,9 @@ def serve(settings: Settings, *, ready: Callable[[str], None] | None = None) -> 
     prepared = prepare(settings)
     # the log scrubber also knows a generated token (SB_SERVICE_TOKEN is in the settings)
     secrets_ = (*settings.secret_values(), prepared.token)
-    configure_logging(settings.log_level, settings.log_format, secrets=secrets_)
+    configure_logging(
+        settings.log_level, settings.log_format, secrets=secrets_, instance=settings.instance
+    )
     # built once for the process's life, before a call needs it (a first read pays ~140 ms)
     threading.Thread(target=_warm_up, name="warm-up", daemon=True).start()
     if ready is not None:
