@@ -6,7 +6,8 @@ StatefulSet controller and the kubelet make it: the name and host name `NAME-N`,
 claim templates as claims `CLAIM-NAME-N`, the downward-API fields (`metadata.name`, ...) and
 `$(VAR)` references in the environment resolved. Nothing else changes but what is asked for
 on the command line (a host port per replica on loopback, the image, extra variables, the
-tokens from a host folder instead of the Secret):
+tokens from a host folder instead of the Secret) and the optional Secret volumes, which
+podman 4.3 cannot leave out:
 
     python scripts/kube_pods.py --host-port 18765 --tokens-dir /path/to/tokens > pods.yaml
     podman kube play pods.yaml && podman kube down pods.yaml
@@ -22,7 +23,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-import yaml  # type: ignore[import-untyped]
+import yaml  # type: ignore[import-untyped,unused-ignore]
 
 ROOT = Path(__file__).resolve().parents[1]
 KUSTOMIZATION = ROOT / "deploy" / "kubernetes" / "kustomization.yaml"
@@ -115,6 +116,17 @@ def with_tokens_from(pod: dict[str, Any], folder: Path) -> None:
             volume["hostPath"] = {"path": str(folder), "type": "Directory"}
 
 
+def without_optional_secrets(pod: dict[str, Any]) -> None:
+    """Drop the Secret volumes marked optional, and their mounts: podman 4.3 refuses to start
+    a pod whose optional Secret does not exist (Kubernetes mounts nothing)."""
+    spec = pod["spec"]
+    gone = {v["name"] for v in spec.get("volumes", []) if (v.get("secret") or {}).get("optional")}
+    spec["volumes"] = [v for v in spec.get("volumes", []) if v["name"] not in gone]
+    for container in spec.get("containers", []):
+        mounts = container.get("volumeMounts", [])
+        container["volumeMounts"] = [m for m in mounts if m["name"] not in gone]
+
+
 def render(
     *,
     replicas: int | None = None,
@@ -138,6 +150,7 @@ def render(
             with_env(pod, env)
         if tokens_dir is not None:
             with_tokens_from(pod, tokens_dir)
+        without_optional_secrets(pod)
         docs.extend(parts)
     return docs
 

@@ -6,7 +6,8 @@ replicas 0 and 1 (one source), each published on its own loopback port. Each mus
 read through the standard-library client and name itself in /v1/status, /metrics and its log;
 each has its own Chrome and its own display (reachable on the display socket a screen-share
 sidecar would mount); a wedged, then killed Chrome fails its liveness check while the other
-broadcast goes on answering; `podman kube down` stops both cleanly.
+broadcast goes on answering; stopped as the kubelet stops a pod (SIGTERM, then the grace)
+both drain and exit 0, and `podman kube down` removes them.
 
 Every page is served inside its own pod, on the pod's loopback (allowed by SB_ALLOW_HOSTS);
 Gemini is an API key against a closed port: nothing reaches the internet.
@@ -14,23 +15,21 @@ Gemini is an API key against a closed port: nothing reaches the internet.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import secrets
 import subprocess
 import sys
-import threading
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml  # type: ignore[import-untyped]
+import yaml  # type: ignore[import-untyped,unused-ignore]
 
 from browser_core.testing import free_port
 from search import client
@@ -121,7 +120,6 @@ class Broadcast:
     name: str
     port: int
     token: str
-    log: list[str] = field(default_factory=list)
 
     @property
     def container(self) -> str:
@@ -142,6 +140,10 @@ class Broadcast:
         except urllib.error.HTTPError as exc:
             with exc:
                 return exc.code, exc.read().decode()
+
+    def logs(self) -> str:
+        done = engine("logs", self.container, check=False)
+        return done.stdout + done.stderr
 
     def exec(self, *cmd: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         return engine("exec", self.container, *cmd, check=check, timeout=60)
@@ -197,35 +199,6 @@ def _is_free(port: int) -> bool:
     return True
 
 
-def _follow(box: Broadcast) -> None:
-    """Keep every line the container prints (the log outlives `kube down`'s removal here)."""
-    proc = subprocess.Popen(
-        [ENGINE, "logs", "-f", box.container],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-
-    def pump() -> None:
-        assert proc.stdout is not None
-        with proc.stdout:
-            for line in proc.stdout:
-                box.log.append(line)
-
-    threading.Thread(target=pump, daemon=True).start()
-
-
-def _events(box: Broadcast, name: str) -> list[dict[str, Any]]:
-    found = []
-    for line in list(box.log):
-        if line.startswith("{") and f'"{name}"' in line:
-            with contextlib.suppress(ValueError):
-                event = json.loads(line)
-                if event.get("event") == name:
-                    found.append(event)
-    return found
-
-
 @dataclass
 class Fleet:
     file: Path
@@ -265,8 +238,6 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
     run = Fleet(file, boxes)
     try:
         assert played.returncode == 0, played.stdout + played.stderr
-        for box in boxes:
-            _follow(box)
         _wait_serving(boxes)
         for box in boxes:
             sentence = SENTENCE.format(name=box.name)
@@ -284,7 +255,7 @@ def _wait_serving(boxes: list[Broadcast]) -> None:
     deadline = time.monotonic() + START_S
     waiting = list(boxes)
     while waiting and time.monotonic() < deadline:
-        waiting = [box for box in waiting if not any("serving on" in x for x in box.log)]
+        waiting = [box for box in waiting if "serving on" not in box.logs()]
         time.sleep(0.5)
     for box in waiting:
         logs = engine("logs", box.container, check=False)
@@ -302,7 +273,7 @@ def test_each_replica_names_itself_in_status_metrics_and_every_log_line(fleet: F
         samples = [line for line in text.splitlines() if line and not line.startswith("#")]
         assert status == 200 and samples
         assert all(f'sb_instance="{box.name}"' in line for line in samples)
-        lines = [json.loads(x) for x in list(box.log) if x.startswith("{")]
+        lines = [json.loads(x) for x in box.logs().splitlines() if x.startswith("{")]
         assert lines and {line.get("instance") for line in lines} == {box.name}
 
 
@@ -361,16 +332,36 @@ def wait_for(predicate: Any, timeout: float = 20.0) -> bool:
     return False
 
 
-def test_kube_down_stops_both_cleanly(fleet: Fleet) -> None:
+def test_stopped_as_the_kubelet_stops_them_both_drain_exit_0_and_kube_down_removes_them(
+    fleet: Fleet,
+) -> None:
+    """SIGTERM with the pod's terminationGracePeriodSeconds (`podman pod stop -t`: podman 4.3's
+    `kube down` alone gives no grace, its containers exit 137 within seconds), then
+    `podman kube down` removes both pods."""
+    grace = _pod_template()["terminationGracePeriodSeconds"]
+    waits = [
+        subprocess.Popen([ENGINE, "wait", box.container], stdout=subprocess.PIPE, text=True)
+        for box in fleet.boxes
+    ]
+    time.sleep(1.0)  # `wait` is attached
+    begun = time.monotonic()
+    for box in fleet.boxes:
+        engine("pod", "stop", "-t", str(grace), box.name, timeout=grace + 30)
+    stopped_s = time.monotonic() - begun
+    codes = [int((w.communicate(timeout=30)[0] or "-1").split()[-1]) for w in waits]
+    assert codes == [0] * REPLICAS, codes  # drained and exited, never killed
+    assert stopped_s < grace
+    for box in fleet.boxes:
+        logs = box.logs()
+        assert '"service.draining"' in logs and '"service.stopped"' in logs, logs[-500:]
     begun = time.monotonic()
     fleet.down = engine("kube", "down", str(fleet.file), timeout=180, check=False)
     fleet.down_s = time.monotonic() - begun
     assert fleet.down.returncode == 0, fleet.down.stderr
-    grace = _pod_template()["terminationGracePeriodSeconds"]
-    assert fleet.down_s < grace  # each service drained and exited on SIGTERM, no kill
     for box in fleet.boxes:
-        assert wait_for(lambda box=box: bool(_events(box, "service.stopped")), 10), box.log[-5:]
-        assert _events(box, "service.draining")
         assert engine("container", "exists", box.container, check=False).returncode == 1
         assert engine("pod", "exists", box.name, check=False).returncode == 1
-    print(f"\nkube down: both pods stopped and removed in {fleet.down_s:.1f} s")
+    print(
+        f"\nboth drained and exited 0 in {stopped_s:.1f} s (grace {grace} s); "
+        f"kube down removed both in {fleet.down_s:.1f} s"
+    )

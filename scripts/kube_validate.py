@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import yaml  # type: ignore[import-untyped]
+import yaml  # type: ignore[import-untyped,unused-ignore]
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the scripts folder (no package)
 import kube_pods
