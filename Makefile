@@ -15,7 +15,7 @@ export PYTHONDONTWRITEBYTECODE := 1
 
 .PHONY: help setup system venv tools tools-inspector2 tools-claude demo serve test check lint typecheck format bench bench-extract bench-answers \
         soak screens debug record update-recordings chrome doctor constraints dist clean \
-        image base-image image-test knockout mutation
+        image base-image image-test knockout mutation kube-validate kube-test
 
 help:
 	@echo "make demo    set up and run a search + page read on a local broadcast Chrome (offline)"
@@ -25,6 +25,8 @@ help:
 	@echo "make lint typecheck format bench bench-extract bench-answers soak debug record update-recordings"
 	@echo "make knockout  switch each stream-safety defense off in turn: the tests that must notice do"
 	@echo "make mutation  mutation testing of the pure modules (mutmut; CPU-heavy, minutes per module)"
+	@echo "make kube-validate  deploy/kubernetes/ against Kubernetes' schemas (kubernetes-validate)"
+	@echo "make kube-test      two broadcasts from deploy/kubernetes/ under podman kube play (minutes)"
 
 setup: system venv tools
 
@@ -229,3 +231,33 @@ base-image:
 # tests against yesterday's code.
 image-test: venv image
 	@ENGINE="$(ENGINE)" IMAGE="$(IMAGE)" $(PY) -m pytest -q scripts/image_test.py $(ARGS)
+
+# -- many broadcasts: Kubernetes (docs/deploy.md) ---------------------------------------------
+# The manifests against Kubernetes' own schemas, strict: as written, as `kubectl kustomize`
+# renders them (when kubectl is here) and as the Pods kube-test plays (seconds).
+kube-validate: venv
+	@$(PY) -c "import kubernetes_validate" 2>/dev/null \
+	  || $(PY) -m pip install -q -c constraints.txt -e '.[dev,kube]' >.venv/install-kube.log 2>&1 \
+	  || { tail -n 20 .venv/install-kube.log; echo "could not install kubernetes-validate"; exit 1; }
+	@$(PY) scripts/kube_validate.py $(KUBE_VALIDATE_ARGS)
+
+# Two replicas of deploy/kubernetes/statefulset.yaml as Pods under `podman kube play`
+# (scripts/kube_pods.py makes them from the one pod template; podman runs no StatefulSet),
+# each read through the stdlib client, told apart, its Chrome wedged and killed, then
+# `podman kube down` (minutes; not part of `make test`). Installs podman and runc when
+# missing, builds the base and the image under nice when missing or stale (every layer is
+# cached when nothing changed). podman here needs runc and the ulimits of a containers.conf
+# (ENVIRONMENT.md): one is written under .venv/kube/ unless CONTAINERS_CONF names one.
+KUBE_CONF := .venv/kube/containers.conf
+kube-test: venv kube-validate
+	@command -v podman >/dev/null && command -v runc >/dev/null \
+	  || { echo "installing podman and runc"; $(SUDO) apt-get install -y -qq podman runc >/dev/null; }
+	@mkdir -p $(dir $(KUBE_CONF)) && printf '%s\n' '[containers]' \
+	  'default_ulimits = ["nofile=20000:20000", "nproc=32768:32768"]' '[engine]' 'runtime = "runc"' \
+	  >$(KUBE_CONF)
+	@export CONTAINERS_CONF="$${CONTAINERS_CONF:-$(abspath $(KUBE_CONF))}"; \
+	podman image inspect $(BASE_IMAGE) >/dev/null 2>&1 || nice -n 10 $(MAKE) --no-print-directory base-image ENGINE=podman; \
+	nice -n 10 $(MAKE) --no-print-directory image ENGINE=podman >.venv/kube/image.log 2>&1 \
+	  || { tail -n 30 .venv/kube/image.log; echo "make image failed: .venv/kube/image.log"; exit 1; }; \
+	tail -n 1 .venv/kube/image.log; \
+	ENGINE=podman IMAGE="$(IMAGE)" $(PY) -m pytest -q -s scripts/kube_test.py $(ARGS)

@@ -108,12 +108,31 @@ class _StderrHandler(logging.StreamHandler[Any]):
         pass
 
 
+class _Instance:
+    """Names the instance (one service per broadcast) on every line: `instance=NAME`."""
+
+    def __init__(self, name: str | None) -> None:
+        self.name = name
+
+    def __call__(
+        self, _logger: Any, _method: str, event: MutableMapping[str, Any]
+    ) -> MutableMapping[str, Any]:
+        if self.name:
+            event.setdefault("instance", self.name)
+        return event
+
+
 def configure_logging(
-    level: str = "info", fmt: str = "auto", *, secrets: Iterable[str] = ()
+    level: str = "info",
+    fmt: str = "auto",
+    *,
+    secrets: Iterable[str] = (),
+    instance: str | None = None,
 ) -> None:
     """Configure logging for a process (entry points only): structlog and `logging` records
     alike go to stderr, `fmt` auto (console on a TTY), json or console; `secrets` (API keys,
-    tokens) are replaced by <redacted> in every line."""
+    tokens) are replaced by <redacted> in every line; `instance` (the settings' name of this
+    service, SB_INSTANCE) is a field of every line."""
     console = fmt == "console" or (fmt == "auto" and sys.stderr.isatty())
     renderer: Any = (
         structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
@@ -124,6 +143,7 @@ def configure_logging(
         structlog.contextvars.merge_contextvars,
         structlog.processors.add_log_level,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
+        _Instance(instance),
         _redact,
     ]
     structlog.configure(

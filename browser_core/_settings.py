@@ -13,6 +13,7 @@ import difflib
 import io
 import os
 import re
+import socket
 import tomllib
 import unicodedata
 from pathlib import Path
@@ -58,8 +59,15 @@ _WINDOW = re.compile(r"\s*(\d{3,5})\s*[,x]\s*(\d{3,5})\s*", re.ASCII)
 # A host name, an IPv4 address or a bracketed IPv6 address (no scheme, port, path or space).
 _HOST = re.compile(r"[A-Za-z0-9_.-]+|\[[0-9A-Fa-f:.]+\]", re.ASCII)
 _ALLOW_ENTRY = re.compile(r"(?:[A-Za-z0-9_.-]+|\[[0-9A-Fa-f:.]+\])(?::(\d{1,5}))?", re.ASCII)
+_INSTANCE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}", re.ASCII)
 _IPV6 = re.compile(r"[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*", re.ASCII)
 WINDOW_RANGE = (200, 10000)
+
+
+def _host_name() -> str:
+    """The host's name as an instance name (a pod's name under Kubernetes)."""
+    name = re.sub(r"[^A-Za-z0-9_.-]", "-", socket.gethostname()).strip("-._")[:63]
+    return name or "stream-browser"
 
 
 def _env(name: str, default: Any) -> Any:
@@ -176,6 +184,14 @@ class Settings(BaseSettings):
     service_socket: str | None = Field(default=None, validation_alias="SB_SERVICE_SOCKET")
     service_token: SecretStr | None = Field(default=None, validation_alias="SB_SERVICE_TOKEN")
     queue_max: int = Field(default=8, ge=1, le=1000, validation_alias="SB_QUEUE_MAX")
+    # After SIGTERM the running call gets this long to finish; then every caller still
+    # waiting or running is answered 503 "shutting down" before the process exits. Below
+    # the engine's kill timeout (docker and podman: 10 s; Kubernetes: the pod's
+    # terminationGracePeriodSeconds), with room to answer before SIGKILL.
+    stop_grace_s: float = Field(default=8.0, ge=0, le=3600, validation_alias="SB_STOP_GRACE_S")
+    # The name this service goes by in its log lines, metrics and /v1/status (one per
+    # broadcast): unset, the host name (a Kubernetes pod's name, a container's id).
+    instance: str = Field(default_factory=_host_name, validation_alias="SB_INSTANCE")
 
     # Logging
     log_level: Literal["debug", "info", "warning", "error"] = Field(
@@ -280,6 +296,20 @@ class Settings(BaseSettings):
                 "(a stray CR/LF from copying it or from a Windows .env?)"
             )
         return value
+
+    @field_validator("instance", mode="before")
+    @classmethod
+    def _instance(cls, value: Any) -> Any:
+        """A name for labels and log fields: a short DNS-label-like word, never empty."""
+        if not isinstance(value, str):
+            return value
+        name = value.strip() or _host_name()
+        if not _INSTANCE.fullmatch(name):
+            raise ValueError(
+                "a name of 1-63 letters, digits, '.', '_' or '-' that starts with a letter or "
+                "digit (for example broadcast-1; unset, the host name is used)"
+            )
+        return name
 
     @field_validator("window_size")
     @classmethod

@@ -8,6 +8,9 @@
 # Xvfb takes the first display free on the host too (-displayfd), and a CDP port something
 # already answers on before our Chrome starts (the host's own Chrome) is refused.
 #
+# SB_SERVICE_TOKEN_FILE names a file holding the token (a mounted Secret), when
+# SB_SERVICE_TOKEN is not set.
+#
 # SB_ENTRYPOINT_DRY_RUN=1 prints the commands instead of running them (used by the tests).
 set -eu
 
@@ -142,7 +145,27 @@ start_chrome() {
     run "$SB" chrome
 }
 
+# The token from a file when SB_SERVICE_TOKEN is not set: a Kubernetes Secret mounted as
+# files, one key per replica, the file named by the pod (deploy/kubernetes/statefulset.yaml).
+read_token_file() {
+    file="${SB_SERVICE_TOKEN_FILE:-}"
+    [ -n "$file" ] && [ -z "${SB_SERVICE_TOKEN:-}" ] || return 0
+    if [ ! -r "$file" ] || [ -d "$file" ]; then
+        say "error: SB_SERVICE_TOKEN_FILE=$file cannot be read. Under Kubernetes the Secret"
+        say "  stream-browser-tokens needs a key named after this pod (${SB_INSTANCE:-its name}):"
+        say "  kubectl create secret generic stream-browser-tokens --from-literal=NAME=TOKEN ..."
+        exit 2
+    fi
+    SB_SERVICE_TOKEN="$(tr -d '\r\n' <"$file")"
+    if [ -z "$SB_SERVICE_TOKEN" ]; then
+        say "error: SB_SERVICE_TOKEN_FILE=$file is empty; put a long random secret in it"
+        exit 2
+    fi
+    export SB_SERVICE_TOKEN
+}
+
 warn_gemini_login
+read_token_file
 port="$(service_port "$@")"
 dry_run || printf '%s\n' "$port" >"$PORT_FILE" 2>/dev/null || true
 start_chrome

@@ -170,11 +170,18 @@ class Container:
                 return exc.code, json.loads(exc.read())
 
 
-def _start(name: str, port: int, token: str, *args: str) -> Container:
-    """`run -d` the image (no --rm: its exit code is read after `stop`), ready when it serves."""
+def _start(
+    name: str, port: int, token: str, *args: str, stop_timeout: int | None = 60
+) -> Container:
+    """`run -d` the image (no --rm: its exit code is read after `stop`), ready when it serves.
+    With a `stop_timeout` the service's stop grace is 5 s shorter; without, both are the
+    defaults (the engine's 10 s, SB_STOP_GRACE_S's 8 s)."""
     engine("rm", "-f", name, check=False)
+    stopping = () if stop_timeout is None else (
+        "--stop-timeout", str(stop_timeout), "-e", f"SB_STOP_GRACE_S={stop_timeout - 5}",
+    )  # fmt: skip
     engine(
-        "run", "-d", "--name", name, "--stop-timeout", "60",
+        "run", "-d", "--name", name, *stopping,
         "-e", f"SB_SERVICE_TOKEN={token}", "-e", f"SB_SERVICE_PORT={port}",
         *args, IMAGE,
     )  # fmt: skip
@@ -456,6 +463,60 @@ def test_stop_during_a_long_call_lets_it_finish_then_exits_zero(
     assert ARTICLE_SENTENCE in answers[0]["reply_text"]
     assert time.monotonic() - begun >= SLOW_S  # longer than the engines' default 10 s
     assert result["exit_code"] == 0
+
+
+def _post_browse(box: Container, url: str, out: dict[str, Any]) -> None:
+    """A read through plain `http.client`: the status, Retry-After and body as they came, or
+    the error of a cut connection."""
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", box.port, timeout=60)
+    body = json.dumps({"query": "", "action": "read", "url": url, "broadcasting": True})
+    headers = {"Authorization": f"Bearer {box.token}", "Content-Type": "application/json"}
+    try:
+        conn.request("POST", "/v1/browse", body=body, headers=headers)
+        response = conn.getresponse()
+        out.update(status=response.status, retry_after=response.getheader("Retry-After"))
+        out["answer"] = json.loads(response.read())
+    except (OSError, http.client.HTTPException) as exc:
+        out["error"] = repr(exc)
+    finally:
+        out["at"] = time.monotonic()
+        conn.close()
+
+
+def test_a_call_longer_than_the_engines_default_stop_timeout_is_answered_503_not_cut(
+    host_pages: int,
+) -> None:
+    """`stop` with the engine's default 10 s and the service's default grace (8 s): the call
+    still running then gets a clean 503 "shutting down" before the kill, and the exit is 0."""
+    port = free_port()
+    name = f"sb-image-test-stop-{secrets.token_hex(3)}"
+    try:
+        box = _start(
+            name, port, secrets.token_hex(32), "--network=host",
+            "-e", "SB_SERVICE_HOST=127.0.0.1", "-e", f"SB_ALLOW_HOSTS=127.0.0.1:{host_pages}",
+            "-e", f"CDP_PORT={free_port()}",
+            "-e", "GEMINI_AUTH=apikey", "-e", "GEMINI_API_KEY=not-a-real-key-for-tests",
+            "-e", f"GEMINI_API_BASE=http://127.0.0.1:{free_port()}",
+            stop_timeout=None,
+        )  # fmt: skip
+        _Pages.slow_started.clear()
+        out: dict[str, Any] = {}
+        url = f"http://127.0.0.1:{host_pages}/slow-default-stop"
+        call = threading.Thread(target=_post_browse, args=(box, url, out), daemon=True)
+        call.start()
+        assert _Pages.slow_started.wait(30), "the slow page was never requested"
+        result = _stop_and_check_nothing_is_left(box)
+        call.join(30)
+    finally:
+        _remove(name)
+    assert "error" not in out, out  # no cut connection
+    assert out["status"] == 503 and int(out["retry_after"]) >= 1, out
+    error = out["answer"]["error"]
+    assert error["kind"] == "service-unavailable" and "shutting down" in error["message"]
+    assert "SB_STOP_GRACE_S=8" in error["message"]
+    assert result["stopped_in"] < 10.5 and result["exit_code"] == 0, result
 
 
 # -- the suite's fast tests on the image's Python ----------------------------------------------

@@ -8,6 +8,7 @@ here the Dockerfile is checked as text and the entrypoint is executed.
 
 from __future__ import annotations
 
+import http.server
 import importlib.metadata
 import json
 import os
@@ -15,6 +16,8 @@ import re
 import socket
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -31,7 +34,10 @@ def _entrypoint(
 ) -> subprocess.CompletedProcess[str]:
     fake = tmp_path / "bin" / "stream-browser"
     fake.parent.mkdir(exist_ok=True)
-    seen = 'echo "SB_CHROME_BINARY=${SB_CHROME_BINARY:-} DISPLAY=${DISPLAY:-}"'
+    seen = (
+        'echo "SB_CHROME_BINARY=${SB_CHROME_BINARY:-} DISPLAY=${DISPLAY:-} '
+        'SB_SERVICE_TOKEN=${SB_SERVICE_TOKEN:-}"'
+    )
     fake.write_text(f'#!/bin/sh\necho "$@" >> {tmp_path}/calls\n{seen} >> {tmp_path}/env\n')
     fake.chmod(0o755)
     base = {
@@ -214,11 +220,18 @@ def test_without_a_display_it_starts_xvfb_on_a_display_free_here_and_on_the_host
     assert "would run: Xvfb -displayfd 3 -screen 0 1920x1080x24" in result.stdout
 
 
-def _healthcheck(tmp_path: Path, port: int) -> subprocess.CompletedProcess[str]:
+def _healthcheck(
+    tmp_path: Path, port: int, *args: str, **env: str
+) -> subprocess.CompletedProcess[str]:
     (tmp_path / "service-port").write_text(f"{port}\n")
     return subprocess.run(
-        [sys.executable, str(ROOT / "deploy" / "healthcheck.py")],
-        env={**os.environ, "SB_PORT_FILE": str(tmp_path / "service-port"), "SB_SERVICE_PORT": "1"},
+        [sys.executable, str(ROOT / "deploy" / "healthcheck.py"), *args],
+        env={
+            **os.environ,
+            "SB_PORT_FILE": str(tmp_path / "service-port"),
+            "SB_SERVICE_PORT": "1",
+            **env,
+        },
         capture_output=True,
         text=True,
         timeout=30,
@@ -226,9 +239,6 @@ def _healthcheck(tmp_path: Path, port: int) -> subprocess.CompletedProcess[str]:
 
 
 def test_the_health_check_asks_healthz_on_the_port_it_was_told(tmp_path: Path) -> None:
-    import http.server
-    import threading
-
     class Healthz(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             self.send_response(200 if self.path == "/healthz" else 404)
@@ -246,6 +256,78 @@ def test_the_health_check_asks_healthz_on_the_port_it_was_told(tmp_path: Path) -
         server.server_close()
     closed = _healthcheck(tmp_path, free_port())
     assert closed.returncode == 1 and closed.stderr.startswith("unhealthy: http://127.0.0.1:")
+
+
+def test_the_token_comes_from_the_file_named_for_this_pod(tmp_path: Path) -> None:
+    _as_user(tmp_path, user_namespaces=True)
+    tokens = tmp_path / "tokens"
+    tokens.mkdir()
+    (tokens / "stream-browser-1").write_text("token-of-replica-one\n")
+    result = _entrypoint(
+        tmp_path,
+        dry_run=False,
+        GEMINI_AUTH="apikey",
+        SB_SERVICE_TOKEN_FILE=str(tokens / "stream-browser-1"),
+    )
+    assert result.returncode == 0, result.stderr
+    assert "SB_SERVICE_TOKEN=token-of-replica-one" in (tmp_path / "env").read_text()
+    assert "token-of-replica-one" not in result.stdout + result.stderr
+
+
+def test_a_replica_without_a_token_key_is_refused_with_how_to_add_one(tmp_path: Path) -> None:
+    result = _entrypoint(
+        tmp_path,
+        GEMINI_AUTH="apikey",
+        SB_INSTANCE="stream-browser-2",
+        SB_SERVICE_TOKEN_FILE=str(tmp_path / "tokens" / "stream-browser-2"),
+    )
+    assert result.returncode == 2
+    assert "SB_SERVICE_TOKEN_FILE=" in result.stderr and "cannot be read" in result.stderr
+    assert "a key named after this pod (stream-browser-2)" in result.stderr
+    assert "kubectl create secret generic stream-browser-tokens" in result.stderr
+
+
+class _Cdp(http.server.BaseHTTPRequestHandler):
+    wedged = False
+
+    def do_GET(self) -> None:
+        if type(self).wedged:  # a frozen Chrome: the connection is taken, no answer comes
+            time.sleep(6)
+        self.send_response(200 if self.path in ("/healthz", "/json/version") else 404)
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+class _WedgedCdp(_Cdp):
+    wedged = True
+
+
+def test_the_liveness_check_fails_when_chrome_is_wedged_or_gone(tmp_path: Path) -> None:
+    service = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Cdp)
+    wedged = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _WedgedCdp)
+    servers = (service, wedged)
+    for server in servers:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = service.server_address[1]
+    try:
+        up = _healthcheck(tmp_path, port, "--chrome", CDP_PORT=str(port))
+        assert up.returncode == 0, up.stderr
+        begun = time.monotonic()
+        frozen = _healthcheck(tmp_path, port, "--chrome", CDP_PORT=str(wedged.server_address[1]))
+        assert frozen.returncode == 1 and time.monotonic() - begun < 5.5
+        assert "the broadcast Chrome does not answer" in frozen.stderr
+        gone = _healthcheck(tmp_path, port, "--chrome", CDP_PORT=str(free_port()))
+        assert gone.returncode == 1 and "/json/version" in gone.stderr
+        # the container's HEALTHCHECK (no --chrome) and a service without Chrome ask no Chrome
+        assert _healthcheck(tmp_path, port, CDP_PORT=str(free_port())).returncode == 0
+        off = _healthcheck(tmp_path, port, "--chrome", CDP_PORT="1", STREAM_BROWSER="false")
+        assert off.returncode == 0, off.stderr
+    finally:
+        for server in servers:
+            server.shutdown()
+            server.server_close()
 
 
 def _unit(path: Path) -> dict[str, list[tuple[str, str]]]:
@@ -274,6 +356,8 @@ def test_the_systemd_unit_drains_on_stop_and_stays_on_loopback() -> None:
     env = [item for key, value in service if key == "Environment" for item in value.split()]
     hosts = [item.partition("=")[2] for item in env if item.startswith("SB_SERVICE_HOST=")]
     assert hosts and hosts[-1] == "127.0.0.1", hosts
+    grace = [item.partition("=")[2] for item in env if item.startswith("SB_STOP_GRACE_S=")]
+    assert grace and 25 + 12 <= float(grace[-1]) < int(last["TimeoutStopSec"])
 
 
 def test_the_dockerfile_runs_chromium_on_xvfb_with_the_entrypoint() -> None:
@@ -343,6 +427,9 @@ def test_compose_waits_for_a_running_call_before_killing_the_service() -> None:
     text = (ROOT / "deploy" / "compose.yaml").read_text()
     grace = re.search(r"^\s+stop_grace_period: (\d+)s$", text, re.M)
     assert grace and int(grace.group(1)) >= 25 + 12  # the call deadline and Gemini's floor
+    # the service answers a call still running before compose's kill, not after it
+    stop_grace = re.search(r'^\s+SB_STOP_GRACE_S: "(\d+)"$', text, re.M)
+    assert stop_grace and 25 + 12 <= int(stop_grace.group(1)) < int(grace.group(1))
     assert '"127.0.0.1:8765:8765"' in text
 
 

@@ -11,12 +11,14 @@ import http.client
 import importlib.metadata
 import json
 import os
+import re
 import signal
 import socket
 import stat
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -271,6 +273,19 @@ def test_status_reports_the_queue_the_screen_and_chrome(
     assert data["service"]["version"] == importlib.metadata.version("stream-browser")
 
 
+def _instance_of(service: ServiceProc) -> str:
+    return str(json.loads(_raw(service, "GET", "/v1/status")[2])["instance"])
+
+
+def test_without_sb_instance_the_host_name_names_the_service_in_status_and_every_log_line(
+    svc: ServiceProc,
+) -> None:
+    host = re.sub(r"[^A-Za-z0-9_.-]", "-", socket.gethostname()).strip("-._")[:63]
+    assert _instance_of(svc) == host  # a Kubernetes pod's name, a container's id
+    lines = [json.loads(line) for line in list(svc.output) if line.startswith("{")]
+    assert lines and {line.get("instance") for line in lines} == {host}
+
+
 def test_readyz_says_what_is_missing_and_how_to_fix_it(svc: ServiceProc) -> None:
     status, _, body = _raw(svc, "GET", "/readyz")
     data = json.loads(body)
@@ -289,12 +304,19 @@ def test_metrics_count_calls_by_provider_and_failure_kind(
     status, headers, body = _raw(svc, "GET", "/metrics")
     text = body.decode()
     assert status == 200 and headers["content-type"].startswith("text/plain")
-    # prometheus_client writes labels in name order (a scraper reads either order)
-    assert 'stream_browser_hops_total{failure_kind="none",provider="read"}' in text
-    assert 'stream_browser_hops_total{failure_kind="gemini-cli-missing",provider="gemini"}' in text
-    assert 'stream_browser_calls_total{action="search",outcome="none"}' in text
-    assert 'stream_browser_call_seconds_bucket{le="+Inf"}' in text
-    assert "stream_browser_queue_waiting 0.0" in text
+    # prometheus_client writes labels in name order (a scraper reads either order); every
+    # sample names the instance (the host's name here: SB_INSTANCE is not set)
+    me = f'sb_instance="{_instance_of(svc)}"'
+    assert f'stream_browser_hops_total{{failure_kind="none",provider="read",{me}}}' in text
+    assert (
+        f'stream_browser_hops_total{{failure_kind="gemini-cli-missing",provider="gemini",{me}}}'
+        in text
+    )
+    assert f'stream_browser_calls_total{{action="search",outcome="none",{me}}}' in text
+    assert f'stream_browser_call_seconds_bucket{{le="+Inf",{me}}}' in text
+    assert f"stream_browser_queue_waiting{{{me}}} 0.0" in text
+    samples = [line for line in text.splitlines() if line and not line.startswith("#")]
+    assert samples and all(me in line for line in samples)
     assert "stream_browser_chrome_reconnects_total" in text
     assert "process_resident_memory_bytes" in text  # what a days-long broadcast is watched by
 
@@ -336,7 +358,9 @@ def _waiting(service: ServiceProc) -> int:
 def test_a_full_queue_answers_429_at_once_and_sigterm_drains_the_line_and_exits_0(
     chrome: ChromeProcess, tmp_path: Path, http: LocalServer
 ) -> None:
-    service = start_service(chrome, tmp_path / "state", SB_QUEUE_MAX="1")
+    # a grace well above the 3 s call, however busy the machine (the grace running out is
+    # the next test's)
+    service = start_service(chrome, tmp_path / "state", SB_QUEUE_MAX="1", SB_STOP_GRACE_S="60")
     try:
         running: dict[str, Any] = {}
         waiting: dict[str, Any] = {}
@@ -363,6 +387,73 @@ def test_a_full_queue_answers_429_at_once_and_sigterm_drains_the_line_and_exits_
         assert waiting["status"] == 503
         assert service.proc.wait(30) == 0
         assert cdp_version(chrome.endpoint)  # Chrome keeps running
+    finally:
+        service.stop()
+        close_owned_tab(chrome, tmp_path / "state")
+
+
+def _browse_in_thread(service: ServiceProc, url: str, out: dict[str, Any]) -> threading.Thread:
+    def run() -> None:
+        body = json.dumps({"query": url, "action": "read", "broadcasting": True}).encode()
+        try:
+            out["status"], out["headers"], raw = _raw(service, "POST", "/v1/browse", body=body)
+            out["answer"] = json.loads(raw)
+        except OSError as exc:  # a cut connection: what the stop grace must prevent
+            out["error"] = exc
+        out["at"] = time.monotonic()
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_a_call_longer_than_the_stop_grace_is_answered_503_shutting_down_before_the_exit(
+    chrome: ChromeProcess, tmp_path: Path, http: LocalServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """SIGTERM, then the grace (SB_STOP_GRACE_S) runs out: the running call and the one
+    waiting behind it get a clean 503 each (the stdlib client: None, the reason logged),
+    not a cut connection, and the process exits 0; every line names the instance."""
+    service = start_service(
+        chrome, tmp_path / "state", SB_STOP_GRACE_S="1", SB_INSTANCE="broadcast-7"
+    )
+    try:
+        assert _instance_of(service) == "broadcast-7"
+        running: dict[str, Any] = {}
+        a = _browse_in_thread(service, _slow_page(http, "grace-slow-a", 8.0), running)
+        assert wait_until(lambda: _running(service))
+        waiting: list[dict[str, Any] | None] = []
+        b = threading.Thread(
+            target=lambda: waiting.append(
+                client.browse(
+                    action="read",
+                    url=_slow_page(http, "grace-slow-b", 0.0),
+                    broadcasting=True,
+                    timeout=20,
+                    service_url=service.url,
+                    token=service.token,
+                )
+            ),
+            daemon=True,
+        )
+        with caplog.at_level("WARNING", logger="stream_browser.client"):
+            b.start()
+            assert wait_until(lambda: _waiting(service) == 1)
+            signalled = time.monotonic()
+            service.proc.send_signal(signal.SIGTERM)
+            a.join(15)
+            b.join(15)
+        assert "error" not in running, running
+        assert running["status"] == 503 and int(running["headers"]["retry-after"]) >= 1
+        error = running["answer"]["error"]
+        assert error["kind"] == "service-unavailable"
+        assert "shutting down" in error["message"] and "SB_STOP_GRACE_S=1" in error["message"]
+        assert 1.0 <= running["at"] - signalled < 5.0  # at the grace, long before the page
+        assert waiting == [None]
+        assert "shutting down" in caplog.text
+        assert service.proc.wait(15) == 0
+        assert service.events("service.stop_grace_over")
+        lines = [json.loads(line) for line in list(service.output) if line.startswith("{")]
+        assert {line.get("instance") for line in lines} == {"broadcast-7"}
     finally:
         service.stop()
         close_owned_tab(chrome, tmp_path / "state")

@@ -59,3 +59,14 @@ def test_two_services_in_one_process_never_share_a_count() -> None:
     first.observe("read", _walk(True), 0.2)
     assert _families(first, CallQueue(1))["stream_browser_calls_total"]
     assert "stream_browser_calls_total" not in _families(second, CallQueue(1))
+
+
+def test_every_sample_names_the_instance_so_broadcasts_are_told_apart() -> None:
+    metrics = Metrics("broadcast-2")
+    metrics.observe("read", _walk(True), 0.3)
+    text = metrics.render(CallQueue(1), {"up": True})
+    samples = [s for f in text_string_to_metric_families(text) for s in f.samples]
+    assert len(samples) > 20  # calls, hops, latency, queue, Chrome, the process, GC
+    assert {s.labels.get("sb_instance") for s in samples} == {"broadcast-2"}
+    calls = [s for s in samples if s.name == "stream_browser_calls_total"]
+    assert calls[0].labels == {"action": "read", "outcome": "ok", "sb_instance": "broadcast-2"}

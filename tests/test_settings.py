@@ -256,3 +256,35 @@ def test_a_bad_dotenv_value_names_the_variable(
     env.write_text("SB_CALL_DEADLINE_S=inf\n")
     with pytest.raises(SettingsError, match=r"^SB_CALL_DEADLINE_S='inf' is not valid"):
         load_settings(env)
+
+
+def test_the_instance_is_sb_instance_else_the_host_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SB_INSTANCE", raising=False)
+    host = build_settings().instance
+    assert host and re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}", host)
+    monkeypatch.setenv("SB_INSTANCE", " stream-browser-3 ")
+    assert build_settings().instance == "stream-browser-3"
+    monkeypatch.setenv("SB_INSTANCE", "")
+    assert build_settings().instance == host
+
+
+@pytest.mark.parametrize("value", ["two words", "-leading", "a" * 64, 'x"y', "café"])
+def test_an_instance_name_that_cannot_be_a_label_is_a_clear_error(
+    monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    monkeypatch.setenv("SB_INSTANCE", value)
+    with pytest.raises(SettingsError) as info:
+        build_settings()
+    assert str(info.value).startswith(f"SB_INSTANCE={value!r} is not valid: expected a name of")
+    assert "\n" not in str(info.value)
+
+
+def test_the_stop_grace_fits_the_engines_default_ten_seconds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert 5 <= build_settings().stop_grace_s <= 9  # room to answer before docker's SIGKILL
+    monkeypatch.setenv("SB_STOP_GRACE_S", "42")
+    assert build_settings().stop_grace_s == 42
+    monkeypatch.setenv("SB_STOP_GRACE_S", "-1")
+    with pytest.raises(SettingsError, match=r"^SB_STOP_GRACE_S='-1' is not valid: expected a num"):
+        build_settings()

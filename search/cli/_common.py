@@ -28,7 +28,10 @@ class App:
             self._settings = load_settings(self.env_file, **self.overrides)
             settings = self._settings
             configure_logging(
-                settings.log_level, settings.log_format, secrets=settings.secret_values()
+                settings.log_level,
+                settings.log_format,
+                secrets=settings.secret_values(),
+                instance=settings.instance,
             )
         return self._settings
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
 from collections.abc import Awaitable, Callable, Coroutine
@@ -56,19 +57,44 @@ class Service:
     started: float = field(default_factory=time.monotonic)
     lifespan_hooks: list[LifespanHook] = field(default_factory=list)
     watcher: CallWatcher | None = None  # the console, told of every call and refusal
+    # once the stop grace is over every call still waiting or running is answered 503: each
+    # call waits on a future of its own loop here, all resolved at once
+    grace_over: bool = False
+    _grace_waiters: set[asyncio.Future[None]] = field(default_factory=set)
 
     @classmethod
     def create(cls, settings: Settings, tool: BrowseTool | None = None) -> Service:
-        return cls(settings, tool or BrowseTool(settings), CallQueue(settings.queue_max))
+        queue = CallQueue(settings.queue_max)
+        return cls(settings, tool or BrowseTool(settings), queue, Metrics(settings.instance))
 
     @property
     def draining(self) -> bool:
         return self.draining_since is not None
 
     def drain(self) -> None:
-        """Stop taking calls; the running one finishes (SIGTERM)."""
+        """Stop taking calls; the running one may finish within the stop grace (SIGTERM)."""
         if self.draining_since is None:
             self.draining_since = time.monotonic()
+
+    def end_grace_if_due(self) -> bool:
+        """Called on the server's tick while draining: once `SB_STOP_GRACE_S` has passed,
+        answer every call still waiting or running with 503 "shutting down" (the engine's
+        SIGKILL would cut their connections otherwise). True once the grace is over."""
+        if self.draining_since is None:
+            return False
+        due = time.monotonic() - self.draining_since >= self.settings.stop_grace_s
+        if due and not self.grace_over:
+            log.warning(
+                "service.stop_grace_over",
+                grace_s=self.settings.stop_grace_s,
+                running=self.queue.running,
+                waiting=self.queue.waiting,
+            )
+            self.grace_over = True
+            for waiter in self._grace_waiters:
+                if not waiter.done():
+                    waiter.set_result(None)
+        return due
 
     def may_exit(self) -> bool:
         """Draining and idle, or the running call overran its deadline by a wide margin."""
@@ -88,8 +114,9 @@ class Service:
         gone: Callable[[], Awaitable[bool]] | None = None,
         face: str = "http",
     ) -> Walk:
-        """Wait for the turn, run the tool. Raises `QueueFull` or `Draining` (not run).
-        `face` (http, mcp, cli) is for the console's record of the call."""
+        """Wait for the turn, run the tool. Raises `QueueFull` or `Draining` (not run, or cut
+        short when the stop grace ran out). `face` (http, mcp, cli) is for the console's record
+        of the call."""
         try:
             return await self._call(query, action, url, ctx, read_top, gone, face)
         except ServiceError as exc:
@@ -107,8 +134,47 @@ class Service:
         gone: Callable[[], Awaitable[bool]] | None,
         face: str,
     ) -> Walk:
+        """The call, answered `Draining` when the stop grace runs out before it ends."""
         if self.draining:
             raise Draining("the service is shutting down", retry_after_s=5)
+        call = asyncio.ensure_future(
+            self._turn_and_run(
+                query, action=action, url=url, ctx=ctx, read_top=read_top, gone=gone, face=face
+            )
+        )
+        over: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._grace_waiters.add(over)
+        try:
+            either: set[asyncio.Future[Any]] = {call, over}
+            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:  # the caller's own request was cancelled
+            call.cancel()
+            raise
+        finally:
+            self._grace_waiters.discard(over)
+            over.cancel()
+        if call.done():
+            return call.result()
+        call.cancel()
+        with contextlib.suppress(asyncio.CancelledError, ServiceError):
+            await call
+        raise Draining(
+            "the service is shutting down: this call did not finish within its stop grace "
+            f"(SB_STOP_GRACE_S={self.settings.stop_grace_s:g} s)",
+            retry_after_s=5,
+        )
+
+    async def _turn_and_run(
+        self,
+        query: str,
+        *,
+        action: str,
+        url: str | None,
+        ctx: ToolContext | None,
+        read_top: int,
+        gone: Callable[[], Awaitable[bool]] | None,
+        face: str,
+    ) -> Walk:
         async with self.queue.turn(action):
             if self.draining:
                 raise Draining("the service is shutting down", retry_after_s=5)
@@ -132,6 +198,9 @@ class Service:
         limit = getattr(self.tool, "outer_timeout_s", self.settings.call_deadline_s) + 5.0
         try:
             return await asyncio.wait_for(asyncio.wrap_future(future), limit)
+        except asyncio.CancelledError:  # the stop grace ran out: the tool's call goes too
+            future.cancel()
+            raise
         except TimeoutError:
             future.cancel()
             log.error("service.call_overran", limit_s=limit)
@@ -166,6 +235,7 @@ class Service:
         queue = self.queue
         running_s = time.monotonic() - queue.running_since if queue.running else None
         return {
+            "instance": self.settings.instance,
             "service": {
                 "version": version(),
                 "pid": os.getpid(),

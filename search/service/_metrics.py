@@ -3,7 +3,8 @@ health, and the process itself (resident memory, CPU, open file descriptors).
 
 Each `Metrics` has a registry of its own (no process-global state: two services in one
 process, or one per test, never share a count). The queue and Chrome families are read when
-scraped, so they are never stale.
+scraped, so they are never stale. Every sample carries the instance's name as `sb_instance`
+(one service per broadcast; Prometheus keeps `instance` for the scraped address).
 """
 
 from __future__ import annotations
@@ -55,11 +56,31 @@ class _Live(Collector):
         )
 
 
+INSTANCE_LABEL = "sb_instance"
+
+
+class _Named(CollectorRegistry):
+    """A registry whose every sample also carries `sb_instance="NAME"`."""
+
+    def __init__(self, instance: str) -> None:
+        super().__init__()
+        self.instance = instance
+
+    def collect(self) -> Iterator[Metric]:
+        for family in super().collect():
+            if self.instance:
+                family.samples = [
+                    sample._replace(labels={**sample.labels, INSTANCE_LABEL: self.instance})
+                    for sample in family.samples
+                ]
+            yield family
+
+
 class Metrics:
     """The service's counters in a registry of its own, rendered in the Prometheus text format."""
 
-    def __init__(self) -> None:
-        self.registry = CollectorRegistry()
+    def __init__(self, instance: str = "") -> None:
+        self.registry = _Named(instance)
         self.calls = Counter(
             "stream_browser_calls",
             "calls by action and outcome",

@@ -4,6 +4,7 @@ on SIGTERM, and `prepare`/`serve`."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import resource
 import threading
 import time
@@ -183,6 +184,7 @@ class _DrainingServer(uvicorn.Server):
         log.info("service.draining", signal=sig, running=self.service.queue.running)
 
     async def on_tick(self, counter: int) -> bool:
+        self.service.end_grace_if_due()
         if self.service.may_exit():
             self.should_exit = True
         return bool(await super().on_tick(counter))
@@ -259,7 +261,9 @@ def serve(settings: Settings, *, ready: Callable[[str], None] | None = None) -> 
     prepared = prepare(settings)
     # the log scrubber also knows a generated token (SB_SERVICE_TOKEN is in the settings)
     secrets_ = (*settings.secret_values(), prepared.token)
-    configure_logging(settings.log_level, settings.log_format, secrets=secrets_)
+    configure_logging(
+        settings.log_level, settings.log_format, secrets=secrets_, instance=settings.instance
+    )
     prepared.listen()  # the console hears the egress guard's refusals from here on
     # built once for the process's life, before a call needs it (a first read pays ~140 ms)
     threading.Thread(target=_warm_up, name="warm-up", daemon=True).start()
@@ -267,4 +271,7 @@ def serve(settings: Settings, *, ready: Callable[[str], None] | None = None) -> 
         ready(prepared.url)
     prepared.run()
     log.info("service.stopped", url=prepared.url)
+    # The interpreter's last garbage collection would walk every object the readers built
+    # (seconds on two cores) while the engine's kill may be due: nothing is left to free.
+    gc.freeze()
     return 0
