@@ -58,17 +58,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-# Run as a script, this folder comes first on sys.path and `bench` would not be the package.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
-sys.path.insert(0, str(ROOT))
+import lxml.html
+import numpy as np
+import trafilatura
 
-import lxml.html  # noqa: E402
-import numpy as np  # noqa: E402
-import trafilatura  # noqa: E402
+from search.parsers import article as art
+from search.parsers import count_words
 
-from search.parsers import article as art  # noqa: E402
-from search.parsers import count_words  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
 
 SHARED = ROOT.parent / "shared" / "fixtures" / "articles"
 LOCAL = ROOT / "tests" / "fixtures" / "articles"

@@ -17,13 +17,13 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from bench._answer_eval import READERS, Item, Page, hits, median, normalise, percentile, read_with
-from bench._serve import Served
-from bench._stage import Stage, open_stage
+from bench._common.serve import Served
+from bench._common.stage import Stage, open_stage
+from bench.answers._eval import READERS, Item, Page, hits, median, normalise, percentile, read_with
 
 __all__ = ["ServiceProcess", "service_figures"]
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SB_CLI = ROOT / ".venv" / "bin" / "stream-browser"
 
 

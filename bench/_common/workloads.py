@@ -8,8 +8,8 @@ import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench._serve import Served, read_page
-from bench._stage import Stage, open_stage
+from bench._common.serve import Served, read_page
+from bench._common.stage import Stage, open_stage
 
 QUERY = "us presidents"
 

@@ -23,15 +23,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-BENCH = ROOT / "bench"
-# Run as a script, this folder comes first on sys.path and `bench` would be this file.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != BENCH]
-sys.path.insert(0, str(ROOT))
-
-from bench._answer_cv import DEFAULT_GRID, cross_validate, parse_grid  # noqa: E402
-from bench._answer_data import QuestionSet, load_sets  # noqa: E402
-from bench._answer_eval import (  # noqa: E402
+from bench.answers._cv import DEFAULT_GRID, cross_validate, parse_grid
+from bench.answers._data import QuestionSet, load_sets
+from bench.answers._eval import (
     READERS,
     Item,
     Page,
@@ -46,6 +40,8 @@ from bench._answer_eval import (  # noqa: E402
     thin,
     timed_select,
 )
+
+ROOT = Path(__file__).resolve().parents[2]
 
 DEFAULT_SETS = (ROOT / "tests" / "fixtures" / "answers",)
 
@@ -251,7 +247,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             seed=args.seed,
         )
     if args.service:
-        from bench._answer_service import service_figures
+        from bench.answers._service import service_figures
 
         sample = sample_items(items, args.sample, args.seed)
         out["service"] = service_figures(passages, pages, sample, args.budgets)

@@ -1,0 +1,1 @@
+"""Helpers more than one bench package (and the tests) use."""

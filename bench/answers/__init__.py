@@ -1,0 +1,1 @@
+"""Query-focused reads (`make bench-answers`)."""

@@ -1,0 +1,1 @@
+"""What the egress guard costs."""

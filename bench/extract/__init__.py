@@ -1,0 +1,1 @@
+"""Extraction (`make bench-extract`)."""

@@ -1,0 +1,1 @@
+"""The soak (`make soak`)."""

@@ -1,0 +1,1 @@
+"""What the stage costs, and the broadcast screen in pictures (`make screens`)."""

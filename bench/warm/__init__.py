@@ -1,0 +1,1 @@
+"""The warm path against Node and bare Playwright (`make bench`)."""
