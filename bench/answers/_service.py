@@ -1,4 +1,4 @@
-"""`bench/answers.py --service`: the same questions read as the brain reads them.
+"""`python -m bench.answers --service`: the same questions read as the brain reads them.
 
 A local HTTPS server serves the built pages, one Chromium of our own (behind the egress
 guard, as in `make bench`) shows them, and `stream-browser serve` (one process per budget,

@@ -4,11 +4,11 @@ Per language and budget (6,000 and 1,500 characters by default), the share of qu
 whose answer, with a few characters of its own context, is in what the brain gets, for
 three readers: the opening (today), plain BM25 over the page's paragraphs, and the new read
 (`search._passages.select`, or the module given with --passages). Pages are Wikipedia-shaped
-(bench/_answer_pages.py) and read by `extract_article` in-process; with --service, a sample
+(bench/answers/_pages.py) and read by `extract_article` in-process; with --service, a sample
 is read through `stream-browser serve` and the standard-library client on a real Chromium.
 --folds K cross-validates the passage module's settings over articles.
 
-    bench/answers.py [FILE_OR_FOLDER ...] [--budgets 6000 1500] [--service] [--folds 5]
+    python -m bench.answers [FILE_OR_FOLDER ...] [--budgets 6000 1500] [--service] [--folds 5]
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ DEFAULT_SETS = (ROOT / "tests" / "fixtures" / "answers",)
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="bench/answers.py", description=__doc__.split("\n\n")[0] if __doc__ else None
+        prog="python -m bench.answers", description=__doc__.split("\n\n")[0] if __doc__ else None
     )
     parser.add_argument(
         "sets",
@@ -223,7 +223,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         passages = load_passages(args.passages)
         grid = parse_grid(args.grid) if args.grid else DEFAULT_GRID
     except (ValueError, OSError, ImportError) as exc:
-        print(f"bench/answers.py: {exc}", file=sys.stderr)
+        print(f"python -m bench.answers: {exc}", file=sys.stderr)
         return 2
     print(f"passage module: {getattr(passages, '__file__', passages.__name__)}")
     pages, items = prepare(sets)

@@ -8,7 +8,7 @@ arm, the proxies' CPU and refusals per page, and `_egress_phases`: one connectio
 step.
 
 Standalone, in seconds rather than the whole bench's minutes:
-`python -m bench.egress.cost [--rounds 30] [--arms guard,bare,control,socks,unchecked,stage]`.
+`python -m bench.egress [--rounds 30] [--arms guard,bare,control,socks,unchecked,stage]`.
 """
 
 from __future__ import annotations
@@ -286,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
     from bench._common.fixtures import default_sets, find_heavy, find_light
     from bench._common.workloads import FloorRow, open_bench
 
-    parser = argparse.ArgumentParser(prog="python -m bench.egress.cost", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m bench.egress", description=__doc__)
     parser.add_argument("--rounds", type=int, default=30, help="timed rounds (default 30)")
     parser.add_argument(
         "--arms",

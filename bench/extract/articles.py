@@ -1,6 +1,6 @@
 """Article extraction benchmark: plain `trafilatura.extract(html)` against `extract_article`.
 
-Usage: python bench/extract.py [FIXTURES_DIR] [--folds 3] [--seed 7] [--readability DIR]
+Usage: python -m bench.extract [FIXTURES_DIR] [--folds 3] [--seed 7] [--readability DIR]
                                [--held-out DIR]
 FIXTURES_DIR (default ../shared/fixtures/articles when present, else the compact subset in
 tests/fixtures/articles) holds `scrapinghub-aeb/` (html/*.html.gz + ground-truth.json) and
@@ -655,7 +655,9 @@ def print_timing(pages: Sequence[Page], rounds: int = 1, slowest: int = 8) -> No
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="extract.py", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.extract", description=__doc__.splitlines()[0]
+    )
     default = SHARED if (SHARED / "scrapinghub-aeb").is_dir() else LOCAL
     parser.add_argument("fixtures", nargs="?", type=Path, default=default)
     parser.add_argument("--folds", type=int, default=3)

@@ -512,7 +512,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         type=parse_arms,
         default=DEFAULT_ARMS,
         help=f"the egress comparison's arms, among {','.join(ARMS)} (default "
-        f"{','.join(DEFAULT_ARMS)}; see bench/_arms.py)",
+        f"{','.join(DEFAULT_ARMS)}; see bench/egress/_arms.py)",
     )
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write results as JSON")
     parser.add_argument("--log-level", default="warning", help="the tool's log level (warning)")
