@@ -4,7 +4,7 @@ without the proxy switch, a second one without (the control), behind a plain pas
 SOCKS5 server, behind the guard with its policy checks off, the bench's own Chromium), calls
 interleaved with the order rotated, medians and each arm's ratio to the one without the
 guard; printed with how the arms' switches and preferences differ, each load's phases per
-arm, the proxies' CPU and refusals per page, and `_egress_phases`: one connection step by
+arm, the proxies' CPU and refusals per page, and `_phases`: one connection step by
 step.
 
 Standalone, in seconds rather than the whole bench's minutes:
