@@ -147,21 +147,22 @@ record: setup
 update-recordings: setup
 	@$(PY) scripts/update_recordings.py
 
+# The packages and their headline figures: bench/README.md.
 bench: setup
-	@$(PY) bench/bench.py $(BENCH_ARGS)
+	@$(PY) -m bench.warm $(BENCH_ARGS)
 
 # A PNG of the broadcast screen after each action (search, read, play, stop), offline from the
 # recordings: SCREENS_DIR=folder (default test-results/screens), SCREENS_ARGS=--caption.
 screens: setup
-	@$(PY) bench/screens.py --out $(or $(SCREENS_DIR),test-results/screens) $(SCREENS_ARGS)
+	@$(PY) -m bench.stage.screens --out $(or $(SCREENS_DIR),test-results/screens) $(SCREENS_ARGS)
 
 # `make soak OPS=5000`: the long soak (minutes, not part of `make test`); its headline is the
 # growth after the first thousand operations.
 soak: setup
-	@$(PY) bench/soak.py $(if $(OPS),--ops $(OPS)) $(SOAK_ARGS)
+	@$(PY) -m bench.soak $(if $(OPS),--ops $(OPS)) $(SOAK_ARGS)
 
 bench-extract: venv
-	@nice $(PY) bench/extract.py $(FIXTURES) $(if $(READABILITY),--readability $(READABILITY)) \
+	@nice $(PY) -m bench.extract $(FIXTURES) $(if $(READABILITY),--readability $(READABILITY)) \
 	    $(if $(WCXB),--wcxb $(WCXB)) $(if $(HELD_OUT),--held-out $(HELD_OUT))
 
 # Query-focused reads (issue 34): is the answer in what the brain gets, for the opening, plain
@@ -169,7 +170,7 @@ bench-extract: venv
 # files or folders (default tests/fixtures/answers); ANSWERS_ARGS=--service (a sample through
 # `serve` on a real Chromium), --folds 5 (cross-validate the passage settings), --json FILE.
 bench-answers: setup
-	@$(PY) bench/answers.py $(ANSWERS) $(ANSWERS_ARGS)
+	@$(PY) -m bench.answers $(ANSWERS) $(ANSWERS_ARGS)
 
 chrome: setup
 	@$(SB) chrome

@@ -11,8 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench._answer_data import load_sets
-from bench._answer_eval import normalise, prepare
+from bench.answers._data import load_sets
+from bench.answers._eval import normalise, prepare
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "answers"
@@ -20,7 +20,7 @@ FIXTURES = ROOT / "tests" / "fixtures" / "answers"
 
 def run_bench(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "answers.py"), *args],
+        [sys.executable, "-m", "bench.answers", *args],
         capture_output=True,
         text=True,
         cwd=ROOT,

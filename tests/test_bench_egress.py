@@ -1,6 +1,6 @@
-"""The egress comparison's own parts (`bench._socks`, `bench._egress_cost`'s arms): the proxies
-the arms put a Chromium behind must map and refuse names as the guard does on the bench, and
-the checks-off guard must really skip the checks. No timing is asserted here."""
+"""The egress comparison's own parts (`bench.egress._socks`, `bench.egress.cost`'s arms): the
+proxies the arms put a Chromium behind must map and refuse names as the guard does on the
+bench, and the checks-off guard must really skip the checks. No timing is asserted here."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from bench._egress_cost import parse_arms
-from bench._socks import PassThrough, UncheckedGuard, start_proxy
+from bench.egress._socks import PassThrough, UncheckedGuard, start_proxy
+from bench.egress.cost import parse_arms
 from browser_core import stop_pid
 from browser_core.safety._egress import REP_HOST_UNREACHABLE, EgressGuard, Refused
 from browser_core.testing import free_port

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from rouge_score import rouge_scorer
 
-from bench.extract import (
+from bench.extract.articles import (
     RougeTokenizer,
     bootstrap,
     load_aeb,
@@ -31,9 +31,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def run_bench(*args: str) -> subprocess.CompletedProcess[str]:
-    """bench/extract.py with these arguments, as `make bench-extract` runs it."""
+    """`python -m bench.extract` with these arguments, as `make bench-extract` runs it."""
     return subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "extract.py"), *args],
+        [sys.executable, "-m", "bench.extract", *args],
         capture_output=True,
         text=True,
         cwd=ROOT,

@@ -28,7 +28,7 @@ def _ratio(output: str, name: str) -> float:
 def test_the_bench_smoke_run_prints_the_table_and_the_ratios() -> None:
     rows = "1,2,3,4,5,6" if NODE_READY else "1,3,4,5,6"
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "bench.py"), "--smoke", "--rows", rows],
+        [sys.executable, "-m", "bench.warm", "--smoke", "--rows", rows],
         capture_output=True,
         text=True,
         cwd=ROOT,

@@ -3,7 +3,7 @@ and every way the Gemini CLI and REST API fail. Each call must end within its de
 its failure kind, fall through to Gemini where the route has it, leave no process behind,
 and the same tool (no new process) must work again once Chrome is back.
 
-Each Chrome test starts a Chromium of its own (bench._stage) behind a local HTTPS server
+Each Chrome test starts a Chromium of its own (bench._common.stage) behind a local HTTPS server
 that stands in for www.google.com / www.youtube.com; the session Chrome is never touched.
 """
 
@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 from structlog.testing import capture_logs
 
-from bench._serve import VIDEO_IDS, Served, add_youtube
-from bench._stage import Stage, open_stage
+from bench._common.serve import VIDEO_IDS, Served, add_youtube
+from bench._common.stage import Stage, open_stage
 from browser_core import Driver, Settings
 from gemini.testing import FakeBehaviour, FakeGeminiApi, fake_calls, write_fake_gemini
 from search import BrowseTool, ToolContext

@@ -3,7 +3,7 @@ must never reach the broadcast screen, pages that try to break out of the envelo
 the tab (popups, downloads, dialogs, a page that never finishes). Each gets a clear error or
 a safe result; nothing crashes, hangs or shows the API key.
 
-Pages come from a local HTTPS server behind a Chromium of this module's own (bench._stage),
+Pages come from a local HTTPS server behind a Chromium of this module's own (bench._common.stage),
 so the CLI in a subprocess sees the same www.google.com as the tool. Pages that can wedge a
 tab get a Chromium of their own per test.
 """
@@ -21,8 +21,8 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from structlog.testing import capture_logs
 
-from bench._serve import Served
-from bench._stage import Stage, open_stage
+from bench._common.serve import Served
+from bench._common.stage import Stage, open_stage
 from browser_core import Settings, cdp_targets, parse_envelope
 from browser_core._cdp_raw import tab_responds
 from gemini.testing import FakeGeminiApi, fake_calls, write_fake_gemini

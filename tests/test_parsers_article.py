@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +14,7 @@ import trafilatura.core
 import trafilatura.external
 import trafilatura.metadata
 
+from bench.extract.articles import block_text, prf, shingle_match
 from search._language import count_words
 from search.parsers import extract_article, visible_text
 from search.parsers.article import (
@@ -35,8 +35,6 @@ AEB = Path(__file__).parent / "fixtures" / "articles" / "scrapinghub-aeb"
 READABILITY = Path(__file__).parent / "fixtures" / "articles" / "readability"
 TRAFILATURA_EVAL = Path(__file__).parent / "fixtures" / "articles" / "trafilatura-eval"
 WCXB = Path(__file__).parent / "fixtures" / "articles" / "wcxb" / "dev"
-sys.path.insert(0, str(Path(__file__).parent.parent / "bench"))
-from extract import block_text, prf, shingle_match  # noqa: E402
 
 
 def read(path: Path) -> str:

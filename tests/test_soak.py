@@ -11,9 +11,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from bench._fixtures import default_sets
-from bench._stage import Stage, open_stage
-from bench.soak import (
+from bench._common.fixtures import default_sets
+from bench._common.stage import Stage, open_stage
+from bench.soak.soak import (
     KINDS,
     Runner,
     Snapshot,

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from bench._display import Display
+from bench._common.display import Display
 from browser_core import ChromeProcess, Settings, cdp_targets, launch_chrome, stop_pid
 from browser_core._cdp_raw import cdp_calls
 from browser_core.chrome import free_port, save_state

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from structlog.testing import capture_logs
 
-from bench._display import Display
+from bench._common.display import Display
 from browser_core import ChromeProcess, Driver, Settings, SyncDriver, launch_chrome, stop_pid
 from browser_core.chrome import free_port
 from browser_core.recording import replay_hook

@@ -2,7 +2,7 @@
 
 Settings were chosen on three development sets (the scrapinghub article-extraction benchmark's
 development pages, mozilla/readability's test pages and WCXB's dev articles; see
-bench/extract.py): precision favoured, tables kept, comments dropped. Empty elements are
+bench/extract/articles.py): precision favoured, tables kept, comments dropped. Empty elements are
 removed first with their trailing text kept, because precision mode deletes that text with
 them. When favouring precision cut the article down to a sliver of what trafilatura's balanced
 mode finds (`THIN_SHARE`), or found nothing at all, the balanced text is read instead. Two
@@ -75,7 +75,7 @@ EXTRACT_OPTIONS: dict[str, Any] = {
 # The recall pass (trafilatura's balanced mode) replaces the precision pass when the precision
 # pass kept fewer than this share of its words: precision mode then cut the article itself
 # (a page whose paragraphs sit in blocks it judged to be furniture), not the furniture around
-# it. Chosen by 3-fold cross-validation over the development sets (bench/extract.py).
+# it. Chosen by 3-fold cross-validation over the development sets (bench/extract/articles.py).
 RECALL_OPTIONS: dict[str, Any] = {**EXTRACT_OPTIONS, "favor_precision": False}
 THIN_SHARE = 0.2
 # The recall pass where the precision pass found nothing: without trafilatura's comparison
@@ -86,7 +86,7 @@ THIN_SHARE = 0.2
 RESCUE_OPTIONS: dict[str, Any] = {**RECALL_OPTIONS, "fast": True}
 # `keep_opening`: lines of at least this many words (`count_words`) that precision mode dropped
 # and the balanced pass kept are read back when they read as article text; 0: never. Chosen by
-# cross-validation over the development sets (bench/extract.py): never. Every minimum tried
+# cross-validation over the development sets (bench/extract/articles.py): never. Every minimum tried
 # (6-30 words; the opening alone, the runs inside alone, both) lost precision on every set for
 # almost no recall (readability's pages: token F1 0.940 -> 0.936-0.938, ROUGE-LSum 0.9372 ->
 # 0.9328): what precision mode drops there and the balanced pass keeps is mostly teasers,

@@ -45,7 +45,7 @@ log = structlog.get_logger(__name__)
 READ_RESERVE_S = 1.5
 READ_MIN_S = 1.0
 # The next result answers instead of the top one only when its confidence is higher by more
-# than this (measured: bench/answers.py --next; a page holding the answer is kept).
+# than this (measured: python -m bench.answers --next; a page holding the answer is kept).
 READ_NEXT_MARGIN = 0.1
 _RESULTS_URL = re.compile(r"^https://(www\.)?google\.[a-z.]+/search")
 # The "Reject all" form of the consent page carries set_eom=true; "Accept all" set_eom=false.

@@ -26,7 +26,7 @@ from urllib.parse import parse_qs, urlsplit
 
 HTML = "text/html; charset=utf-8"
 MAPPED_HOSTS = ("www.google.com", "www.youtube.com")
-TEST_VIDEO = Path(__file__).resolve().parents[1] / "tests" / "pages" / "test-video.webm"
+TEST_VIDEO = Path(__file__).resolve().parents[2] / "tests" / "pages" / "test-video.webm"
 VIDEO_IDS = ("soakVideo01", "soakVideo02", "soakVideo03")
 _WATCH = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{title} - YouTube</title>

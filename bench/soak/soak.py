@@ -28,19 +28,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-BENCH = ROOT / "bench"
-# Run as a script, this folder comes first on sys.path and `bench` would not be the package.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != BENCH]
-sys.path.insert(0, str(ROOT))
+from bench._common.console_tab import ConsoleTab
+from bench._common.fixtures import article_files, default_sets, find_heavy
+from bench._common.serve import VIDEO_IDS, Served, add_youtube, read_page
+from bench._common.stage import Stage, open_stage, proc_tree, tree_memory_mb
+from browser_core import cdp_targets, configure_logging
+from browser_core.testing import RECYCLE_OPS
+from search.parsers.article import warm_up
 
-from bench._console_tab import ConsoleTab  # noqa: E402
-from bench._fixtures import article_files, default_sets, find_heavy  # noqa: E402
-from bench._serve import VIDEO_IDS, Served, add_youtube, read_page  # noqa: E402
-from bench._stage import Stage, open_stage, proc_tree, tree_memory_mb  # noqa: E402
-from browser_core import cdp_targets, configure_logging  # noqa: E402
-from browser_core.testing import RECYCLE_OPS  # noqa: E402
-from search.parsers.article import warm_up  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
 
 KINDS = ("search", "read", "play", "stop")
 WEIGHTS = (40, 35, 15, 10)

@@ -1,6 +1,6 @@
 """Agreement of `parse_serp` with the ground truth shipped beside saved Google result pages.
 
-Usage: python bench/eval_serp.py FIXTURES_DIR  (e.g. tests/fixtures/serp)
+Usage: python -m bench.extract.serp FIXTURES_DIR  (e.g. tests/fixtures/serp)
 Per file: organic URL recall/precision against `*.expected.json` (approved parser output of the
 source project, redirect wrappers removed on both sides) and the facts in
 `*.expected.partial.json` (counts, titles, URLs at given indexes); then a summary per family.

@@ -1,6 +1,6 @@
 """Article extraction benchmark: plain `trafilatura.extract(html)` against `extract_article`.
 
-Usage: python bench/extract.py [FIXTURES_DIR] [--folds 3] [--seed 7] [--readability DIR]
+Usage: python -m bench.extract [FIXTURES_DIR] [--folds 3] [--seed 7] [--readability DIR]
                                [--held-out DIR]
 FIXTURES_DIR (default ../shared/fixtures/articles when present, else the compact subset in
 tests/fixtures/articles) holds `scrapinghub-aeb/` (html/*.html.gz + ground-truth.json) and
@@ -58,17 +58,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-# Run as a script, this folder comes first on sys.path and `bench` would not be the package.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
-sys.path.insert(0, str(ROOT))
+import lxml.html
+import numpy as np
+import trafilatura
 
-import lxml.html  # noqa: E402
-import numpy as np  # noqa: E402
-import trafilatura  # noqa: E402
+from search.parsers import article as art
+from search.parsers import count_words
 
-from search.parsers import article as art  # noqa: E402
-from search.parsers import count_words  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
 
 SHARED = ROOT.parent / "shared" / "fixtures" / "articles"
 LOCAL = ROOT / "tests" / "fixtures" / "articles"
@@ -658,7 +655,9 @@ def print_timing(pages: Sequence[Page], rounds: int = 1, slowest: int = 8) -> No
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="extract.py", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.extract", description=__doc__.splitlines()[0]
+    )
     default = SHARED if (SHARED / "scrapinghub-aeb").is_dir() else LOCAL
     parser.add_argument("fixtures", nargs="?", type=Path, default=default)
     parser.add_argument("--folds", type=int, default=3)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench._serve import MAPPED_HOSTS, BenchServer
+from bench._common.serve import MAPPED_HOSTS, BenchServer
 from browser_core import ChromeProcess, Settings, build_settings, launch_chrome, stop_pid
 from browser_core.testing import free_port
 

@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 from types import ModuleType
 from typing import Any
 
-from bench._answer_eval import Item, Page, hits, read_with, thin
+from bench.answers._eval import Item, Page, hits, read_with, thin
 
 __all__ = ["DEFAULT_GRID", "cross_validate", "parse_grid", "patched"]
 

@@ -13,7 +13,7 @@ import hashlib
 from dataclasses import dataclass
 from html import escape
 
-from bench._answer_data import Article
+from bench.answers._data import Article
 
 __all__ = ["SECTION_EVERY", "build_page", "page_path"]
 

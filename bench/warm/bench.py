@@ -30,22 +30,19 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-BENCH = ROOT / "bench"
-# Run as a script, this folder comes first on sys.path and `bench` would be this file.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != BENCH]
-sys.path.insert(0, str(ROOT))
+from bench._common.console_tab import ConsoleTab
+from bench._common.fixtures import article_files, default_sets, find_heavy, find_light
+from bench._common.serve import read_page
+from bench._common.stage import Stage
+from bench._common.workloads import QUERY, Bench, FloorRow, Workload, open_bench
+from bench.egress._arms import ARMS, DEFAULT_ARMS
+from bench.egress.cost import egress_cost, parse_arms
+from bench.stage.cost import stage_cost
+from bench.warm._layers import layer_breakdown
+from browser_core import build_settings, configure_logging
 
-from bench._arms import ARMS, DEFAULT_ARMS  # noqa: E402
-from bench._console_tab import ConsoleTab  # noqa: E402
-from bench._egress_cost import egress_cost, parse_arms  # noqa: E402
-from bench._fixtures import article_files, default_sets, find_heavy, find_light  # noqa: E402
-from bench._layers import layer_breakdown  # noqa: E402
-from bench._serve import read_page  # noqa: E402
-from bench._stage import Stage  # noqa: E402
-from bench._stage_cost import stage_cost  # noqa: E402
-from bench._workloads import QUERY, Bench, FloorRow, Workload, open_bench  # noqa: E402
-from browser_core import build_settings, configure_logging  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
+BENCH = ROOT / "bench"
 
 NODE_SCRIPT = BENCH / "browse-search.mjs"
 SB_CLI = ROOT / ".venv" / "bin" / "stream-browser"
@@ -526,7 +523,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         type=parse_arms,
         default=DEFAULT_ARMS,
         help=f"the egress comparison's arms, among {','.join(ARMS)} (default "
-        f"{','.join(DEFAULT_ARMS)}; see bench/_arms.py)",
+        f"{','.join(DEFAULT_ARMS)}; see bench/egress/_arms.py)",
     )
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write results as JSON")
     parser.add_argument("--log-level", default="warning", help="the tool's log level (warning)")

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from bench._serve import read_page
+from bench._common.serve import read_page
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LOCAL_FIXTURES = ROOT / "tests" / "fixtures"
 SHARED_FIXTURES = ROOT.parent / "shared" / "fixtures"
 # Preferred heavy pages: real 2024-2025 desktop result pages, 0.5-2 MB (first found wins).

@@ -26,8 +26,8 @@ from typing import Any
 
 from structlog.testing import capture_logs
 
-from bench._serve import add_youtube
-from bench._stage import Stage
+from bench._common.serve import add_youtube
+from bench._common.stage import Stage
 from browser_core import Driver, Settings
 
 ACTIONS = ("search", "read", "play", "stop")

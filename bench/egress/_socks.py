@@ -9,7 +9,7 @@
 
 Both map names as the guard does on the bench (`--map NAME=ADDR:PORT`, `*=` for "every other
 name fails as not resolved", a SOCKS host-unreachable reply). Each refusal is one line on
-stderr. Run: `python -m bench._socks --mode pass|unchecked --port P --map ...`.
+stderr. Run: `python -m bench.egress._socks --mode pass|unchecked --port P --map ...`.
 """
 
 from __future__ import annotations
@@ -144,10 +144,10 @@ async def serve(mode: str, port: int, host_map: Mapping[str, str]) -> None:
 
 
 def start_proxy(mode: str, port: int, host_map: Mapping[str, str], log_path: Path) -> int:
-    """Start `python -m bench._socks` on 127.0.0.1:`port`; its pid once it listens."""
+    """Start `python -m bench.egress._socks` on 127.0.0.1:`port`; its pid once it listens."""
     if mode not in MODES:
         raise ValueError(f"unknown SOCKS mode {mode!r}: one of {', '.join(MODES)}")
-    cmd = [sys.executable, "-m", "bench._socks", "--mode", mode, "--port", str(port)]
+    cmd = [sys.executable, "-m", "bench.egress._socks", "--mode", mode, "--port", str(port)]
     cmd += [f"--map={name}={target}" for name, target in host_map.items()]
     env = {k: v for k, v in os.environ.items() if not is_credential_name(k)}  # as the guard's
     env["PYTHONUNBUFFERED"] = "1"  # one log line per refusal, as it happens
@@ -157,7 +157,7 @@ def start_proxy(mode: str, port: int, host_map: Mapping[str, str], log_path: Pat
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=log,
-            cwd=Path(__file__).resolve().parents[1],
+            cwd=Path(__file__).resolve().parents[2],
             env=env,
             start_new_session=True,
         )
@@ -172,7 +172,7 @@ def start_proxy(mode: str, port: int, host_map: Mapping[str, str], log_path: Pat
 
 
 def main(argv: Iterable[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench._socks", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m bench.egress._socks", description=__doc__)
     parser.add_argument("--mode", choices=MODES, required=True)
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--map", action="append", default=[], metavar="NAME=ADDR:PORT")

@@ -5,8 +5,8 @@ profile, one tab of ours) but for the one thing the arm is about:
 - `guard`: behind our egress guard (the product's launch, `--proxy-server` to the guard);
 - `bare`: the same launch without the proxy switch;
 - `control`: a second `bare` (what two identical Chromiums differ by);
-- `socks`: behind a plain pass-through SOCKS5 server (`bench._socks`, none of the guard's code);
-- `unchecked`: behind our guard with its policy checks off (`bench._socks`, bench only);
+- `socks`: behind a plain pass-through SOCKS5 server (`_socks`, none of the guard's code);
+- `unchecked`: behind our guard with its policy checks off (`_socks`, bench only);
 - `stage`: the bench's own Chromium (behind the guard, the tool's tab beside the measured one,
   a profile every row has used): how the comparison was made before.
 
@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench._serve import MAPPED_HOSTS, BenchServer
-from bench._socks import start_proxy
-from bench._stage import Stage
+from bench._common.serve import MAPPED_HOSTS, BenchServer
+from bench._common.stage import Stage
+from bench.egress._socks import start_proxy
 from browser_core import ChromeProcess, launch_chrome, stop_pid
 from browser_core.testing import LOCAL_STATE_PREFS, SCREEN_PREFS, egress_args, free_port
 

@@ -25,8 +25,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from bench._answer_data import Article, Question, QuestionSet
-from bench._answer_pages import build_page, page_path
+from bench.answers._data import Article, Question, QuestionSet
+from bench.answers._pages import build_page, page_path
 
 __all__ = [
     "CONTEXT",

@@ -1,4 +1,4 @@
-"""`bench/answers.py --service`: the same questions read as the brain reads them.
+"""`python -m bench.answers --service`: the same questions read as the brain reads them.
 
 A local HTTPS server serves the built pages, one Chromium of our own (behind the egress
 guard, as in `make bench`) shows them, and `stream-browser serve` (one process per budget,
@@ -17,13 +17,13 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from bench._answer_eval import READERS, Item, Page, hits, median, normalise, percentile, read_with
-from bench._serve import Served
-from bench._stage import Stage, open_stage
+from bench._common.serve import Served
+from bench._common.stage import Stage, open_stage
+from bench.answers._eval import READERS, Item, Page, hits, median, normalise, percentile, read_with
 
 __all__ = ["ServiceProcess", "service_figures"]
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SB_CLI = ROOT / ".venv" / "bin" / "stream-browser"
 
 

@@ -21,13 +21,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-BENCH = ROOT / "bench"
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != BENCH]
-sys.path.insert(0, str(ROOT))
-
-from bench._display import Display  # noqa: E402
-from browser_core import (  # noqa: E402
+from bench._common.display import Display
+from browser_core import (
     Driver,
     Settings,
     build_settings,
@@ -35,10 +30,12 @@ from browser_core import (  # noqa: E402
     save_state,
     stop_pid,
 )
-from browser_core.recording import replay_hook  # noqa: E402
-from browser_core.stage import drain  # noqa: E402
-from browser_core.testing import free_port  # noqa: E402
-from search.recordings import load_case, run_action  # noqa: E402
+from browser_core.recording import replay_hook
+from browser_core.stage import drain
+from browser_core.testing import free_port
+from search.recordings import load_case, run_action
+
+ROOT = Path(__file__).resolve().parents[2]
 
 RECORDINGS = ROOT / "tests" / "recordings"
 # (action, recording, question): the read asks what the brain would, so the highlighted

@@ -1,4 +1,4 @@
-"""`bench/answers.py --next`: when should a search that reads open the next result?
+"""`python -m bench.answers --next`: when should a search that reads open the next result?
 
 In-process, per language and budget, on results pages whose top two organic results lead to
 built pages where the answer lies in the first, in the second, or in neither (the other
@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
-from bench._answer_eval import Item, Page, normalise
+from bench.answers._eval import Item, Page, normalise
 
 __all__ = ["CASES", "THRESHOLDS", "next_result_figures"]
 

@@ -1,14 +1,14 @@
 """What the egress guard costs, taken apart: goto + content of the same pages in Chromiums
-that differ in one thing each (the arms of `bench._arms`: behind the guard, the same launch
+that differ in one thing each (the arms of `bench.egress._arms`: behind the guard, the same launch
 without the proxy switch, a second one without (the control), behind a plain pass-through
 SOCKS5 server, behind the guard with its policy checks off, the bench's own Chromium), calls
 interleaved with the order rotated, medians and each arm's ratio to the one without the
 guard; printed with how the arms' switches and preferences differ, each load's phases per
-arm, the proxies' CPU and refusals per page, and `_egress_phases`: one connection step by
+arm, the proxies' CPU and refusals per page, and `_phases`: one connection step by
 step.
 
 Standalone, in seconds rather than the whole bench's minutes:
-`python -m bench._egress_cost [--rounds 30] [--arms guard,bare,control,socks,unchecked,stage]`.
+`python -m bench.egress [--rounds 30] [--arms guard,bare,control,socks,unchecked,stage]`.
 """
 
 from __future__ import annotations
@@ -24,8 +24,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench._arms import ARMS, DEFAULT_ARMS, LABELS, Arm, Refuser, close_arm, differences, launch_arm
-from bench._egress_phases import resolution_phases, socket_phases
+from bench.egress._arms import (
+    ARMS,
+    DEFAULT_ARMS,
+    LABELS,
+    Arm,
+    Refuser,
+    close_arm,
+    differences,
+    launch_arm,
+)
+from bench.egress._phases import resolution_phases, socket_phases
 
 TARGET_IDLE = 1.05
 TARGET_BUSY = 1.10
@@ -226,7 +235,7 @@ def egress_cost(
 ) -> list[str]:
     """Lines for the report. `floor` is the bench's bare-Playwright row (its Playwright runs
     every arm's tab; its own tab is the `stage` arm's); every other arm is a Chromium started
-    here, with identical switches and preferences but for the proxy (see `bench._arms`)."""
+    here, with identical switches and preferences but for the proxy (see `bench.egress._arms`)."""
     unknown = [a for a in arms if a not in ARMS]
     if unknown or "bare" not in arms:
         raise ValueError(f"arms must include bare and be among {', '.join(ARMS)}: {arms}")
@@ -274,10 +283,10 @@ def parse_arms(text: str) -> tuple[str, ...]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from bench._fixtures import default_sets, find_heavy, find_light
-    from bench._workloads import FloorRow, open_bench
+    from bench._common.fixtures import default_sets, find_heavy, find_light
+    from bench._common.workloads import FloorRow, open_bench
 
-    parser = argparse.ArgumentParser(prog="python -m bench._egress_cost", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m bench.egress", description=__doc__)
     parser.add_argument("--rounds", type=int, default=30, help="timed rounds (default 30)")
     parser.add_argument(
         "--arms",

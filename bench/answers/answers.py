@@ -4,13 +4,13 @@ Per language and budget (6,000, 1,500 and 600 characters by default), the share 
 whose answer, with a few characters of its own context, is in what the brain gets, for
 three readers: the opening (today), plain BM25 over the page's paragraphs, and the new read
 (`search._passages.select`, or the module given with --passages). Pages are Wikipedia-shaped
-(bench/_answer_pages.py) and read by `extract_article` in-process; with --service, a sample
+(bench/answers/_pages.py) and read by `extract_article` in-process; with --service, a sample
 is read through `stream-browser serve` and the standard-library client on a real Chromium.
 --folds K cross-validates the passage module's settings over articles; --next measures when
-a search that reads should open the next result (bench/_answer_next.py).
+a search that reads should open the next result (bench/answers/_next.py).
 
-    bench/answers.py [FILE_OR_FOLDER ...] [--budgets 6000 1500 600] [--service] [--folds 5]
-                     [--next]
+    python -m bench.answers [FILE_OR_FOLDER ...] [--budgets 6000 1500 600] [--service] [--folds 5]
+                            [--next]
 """
 
 from __future__ import annotations
@@ -25,15 +25,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-BENCH = ROOT / "bench"
-# Run as a script, this folder comes first on sys.path and `bench` would be this file.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != BENCH]
-sys.path.insert(0, str(ROOT))
-
-from bench._answer_cv import DEFAULT_GRID, cross_validate, parse_grid  # noqa: E402
-from bench._answer_data import QuestionSet, load_sets  # noqa: E402
-from bench._answer_eval import (  # noqa: E402
+from bench.answers._cv import DEFAULT_GRID, cross_validate, parse_grid
+from bench.answers._data import QuestionSet, load_sets
+from bench.answers._eval import (
     READERS,
     Item,
     Page,
@@ -49,12 +43,14 @@ from bench._answer_eval import (  # noqa: E402
     timed_select,
 )
 
+ROOT = Path(__file__).resolve().parents[2]
+
 DEFAULT_SETS = (ROOT / "tests" / "fixtures" / "answers",)
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="bench/answers.py", description=__doc__.split("\n\n")[0] if __doc__ else None
+        prog="python -m bench.answers", description=__doc__.split("\n\n")[0] if __doc__ else None
     )
     parser.add_argument(
         "sets",
@@ -232,7 +228,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         passages = load_passages(args.passages)
         grid = parse_grid(args.grid) if args.grid else DEFAULT_GRID
     except (ValueError, OSError, ImportError) as exc:
-        print(f"bench/answers.py: {exc}", file=sys.stderr)
+        print(f"python -m bench.answers: {exc}", file=sys.stderr)
         return 2
     print(f"passage module: {getattr(passages, '__file__', passages.__name__)}")
     pages, items = prepare(sets)
@@ -256,11 +252,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             seed=args.seed,
         )
     if args.next:
-        from bench._answer_next import next_result_figures
+        from bench.answers._next import next_result_figures
 
         out["next_result"] = next_result_figures(passages, pages, items, args.budgets)
     if args.service:
-        from bench._answer_service import service_figures
+        from bench.answers._service import service_figures
 
         sample = sample_items(items, args.sample, args.seed)
         out["service"] = service_figures(passages, pages, sample, args.budgets)

@@ -5,21 +5,17 @@ interstitial, app sheet, a plain article), each mode is run on one local headles
 with autoconsent installed as the stage installs it; per page: what autoconsent reported and
 which button of the generic dialog was clicked.
 
-    .venv/bin/python bench/consent_heuristic.py [--modes off,reject,tier1,tier2] [--rounds 3]
+    .venv/bin/python -m bench.stage.consent_heuristic [--modes off,reject,tier1,tier2] [--rounds 3]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 import tempfile
 import time
 from collections import Counter
-from pathlib import Path
 from typing import Any
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from playwright.async_api import async_playwright
 

@@ -3,7 +3,7 @@ autoconsent installed (browser_core/stage/_consent.py), one without, take turns 
 same local pages; medians of goto (DOMContentLoaded) plus a first read of the text, and on a
 page with a OneTrust stand-in the time until the banner is gone.
 
-    .venv/bin/python bench/consent.py [--runs 30]
+    .venv/bin/python -m bench.stage.consent [--runs 30]
 """
 
 from __future__ import annotations
@@ -11,13 +11,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import sys
 import tempfile
 import time
-from pathlib import Path
 from typing import Any
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from playwright.async_api import async_playwright
 

@@ -1,6 +1,6 @@
 """The bench's two workloads (a Google search on the heavy results page, a read of the light
-article) on its stage, and the bare-Playwright floor row: shared by `bench.py` and
-`_egress_cost` (which imported them from each other before)."""
+article) on its stage, and the bare-Playwright floor row: shared by `bench.warm` and
+`bench.egress` (which imported them from each other before)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench._serve import Served, read_page
-from bench._stage import Stage, open_stage
+from bench._common.serve import Served, read_page
+from bench._common.stage import Stage, open_stage
 
 QUERY = "us presidents"
 

@@ -28,7 +28,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from bench._workloads import Bench, FloorRow, Workload
+from bench._common.workloads import Bench, FloorRow, Workload
 
 # (label, module, attribute path): each wrapped where its callers look it up.
 LAYERS: tuple[tuple[str, str, str], ...] = (

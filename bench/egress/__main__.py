@@ -1,0 +1,7 @@
+"""`python -m bench.egress`: runs `bench.egress.cost`."""
+
+import sys
+
+from bench.egress.cost import main
+
+sys.exit(main())
