@@ -34,8 +34,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """pytest-playwright's tests (its sync `page` and kin) run last: its event loop keeps
     running in the main thread for the rest of the session, where any later `asyncio.run`
     fails. (Its session-scoped `browser_name` parameter also lets pytest regroup tests: a
-    test argument merely named `page` once pulled them ahead of the recordings.)"""
-    items.sort(key=lambda item: "browser_name" in getattr(item, "fixturenames", ()))
+    test argument merely named `page` once pulled them ahead of the recordings.) Their files
+    go last as a whole: `make test`'s workers take a file at a time (`--dist loadfile`), in
+    this order, so a worker that has run one never gets a file of asyncio tests after it."""
+
+    def uses_playwright(item: pytest.Item) -> bool:
+        return "browser_name" in getattr(item, "fixturenames", ())
+
+    files = {item.nodeid.split("::")[0] for item in items if uses_playwright(item)}
+    items.sort(key=lambda item: (item.nodeid.split("::")[0] in files, uses_playwright(item)))
 
 
 @pytest.fixture(autouse=True)
