@@ -7,7 +7,8 @@ is lost with the document it was sent to, and the tab goes on navigating for goo
 `page.close()` then waits forever (one close in three of a meta-refresh ping-pong, with or
 without the driver attached, Fetch guard or not). `close_page` closes, and when the tab is
 still there after a moment, puts a blank document in it (no refresh, no script: nothing moves
-it on) and closes it again.
+it on) and closes it again; `close_target_for_good` does the same over HTTP and raw CDP, for a tab the driver
+closes without Playwright (a wedged one, a spare).
 """
 
 from __future__ import annotations
@@ -20,9 +21,13 @@ from typing import Any
 import structlog
 from playwright.async_api import Error as PlaywrightError
 
+from ._cdp_raw import RawCdpError, cdp_calls
+from ._chrome import cdp_targets, close_target
+from ._errors import CdpUnreachable
+
 log = structlog.get_logger("browser_core.driver")
 
-__all__ = ["CLOSE_RETRY_S", "close_page"]
+__all__ = ["CLOSE_RETRY_S", "close_page", "close_target_for_good"]
 
 CLOSE_RETRY_S = 0.3  # a close not done by then was lost: the page is stilled, then closed again
 
@@ -76,3 +81,36 @@ def _left(until: float) -> float:
 def _consume(task: asyncio.Future[Any]) -> None:
     if not task.cancelled():
         task.exception()
+
+
+async def close_target_for_good(endpoint: str, target_id: str, timeout: float = 2.0) -> bool:
+    """Close tab `target_id` over HTTP within `timeout` (also a spinning renderer, where CDP
+    commands hang); one still on the strip after a moment is stilled over raw CDP and closed
+    again. True once Chrome no longer lists it."""
+    until = time.monotonic() + timeout
+    tries = 0
+    while True:
+        with contextlib.suppress(TimeoutError, OSError):
+            await asyncio.wait_for(
+                asyncio.to_thread(close_target, endpoint, target_id), _left(until)
+            )
+        await asyncio.sleep(min(CLOSE_RETRY_S, _left(until)))
+        tab = await _listed(endpoint, target_id, until)
+        if tab is None or time.monotonic() >= until:
+            if tries:
+                log.info("driver.close_retried", tries=tries, closed=tab is None)
+            return tab is None
+        tries += 1
+        ws_url = tab.get("webSocketDebuggerUrl")
+        if ws_url:
+            with contextlib.suppress(RawCdpError):
+                command = ("Page.navigate", {"url": "about:blank"})
+                await asyncio.to_thread(cdp_calls, ws_url, [command], min(0.5, _left(until)))
+
+
+async def _listed(endpoint: str, target_id: str, until: float) -> dict[str, Any] | None:
+    try:
+        tabs = await asyncio.to_thread(cdp_targets, endpoint, min(1.0, _left(until)))
+    except CdpUnreachable:
+        return None
+    return next((t for t in tabs if t.get("id") == target_id), None)

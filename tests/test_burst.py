@@ -12,10 +12,13 @@ from __future__ import annotations
 import http.client
 import json
 import subprocess
+import threading
 import time
+from pathlib import Path
 from typing import Any
 
-from browser_core import ChromeProcess, cdp_targets
+from browser_core import ChromeProcess, Driver, cdp_targets
+from search import BrowseTool, ToolContext
 from tests._server import LocalServer, Reply
 from tests._service_proc import (  # noqa: F401 (shared_service is a fixture)
     ROOT,
@@ -24,10 +27,19 @@ from tests._service_proc import (  # noqa: F401 (shared_service is a fixture)
     shared_service,
     wait_until,
 )
+from tests.conftest import make_settings
 
 CLIENT_FILE = ROOT / "search" / "client.py"
 CALLERS = 20
 PAGE_DELAY_S = 0.3
+LIVE = ToolContext(broadcasting=True)
+
+
+def _article(i: int) -> str:
+    return (
+        f"<title>Burst {i}</title><h1>Page {i}</h1><p>Caller {i} asked about kestrels. "
+        + "Kestrels hover over fields and verges. " * 30
+    )
 
 
 def _pages(chrome: ChromeProcess) -> list[dict[str, Any]]:
@@ -70,12 +82,7 @@ def test_twenty_callers_at_once_are_all_answered_on_screen_in_arrival_order_on_o
     urls = [
         http.route(
             f"/burst/{i}",
-            Reply(
-                f"<title>Burst {i}</title><h1>Page {i}</h1>"
-                + f"<p>Caller {i} asked about kestrels. "
-                + "Kestrels hover over fields and verges. " * 30,
-                delay_s=PAGE_DELAY_S,
-            ),
+            Reply(_article(i), delay_s=PAGE_DELAY_S),
         )
         for i in range(CALLERS)
     ]
@@ -106,3 +113,54 @@ def test_twenty_callers_at_once_are_all_answered_on_screen_in_arrival_order_on_o
     tabs = _pages(chrome)
     assert [t["id"] for t in tabs] == [t["id"] for t in tabs_before]  # the one owned tab
     assert urls[-1] in [t["url"] for t in tabs]  # which shows the last caller's page
+
+
+class _CountingDriver(Driver):
+    """Counts the operations that asked for the tab (the FIFO lock is taken in that order)."""
+
+    arrived = 0
+
+    async def run(self, op: str, fn: Any, *, timeout: float | None = None, show: Any = None) -> Any:
+        self.arrived += 1
+        return await super().run(op, fn, timeout=timeout, show=show)
+
+
+def test_twenty_in_process_callers_at_the_default_deadline_all_get_the_screen(
+    chrome: ChromeProcess, http: LocalServer, tmp_path: Path
+) -> None:
+    # In process each call's deadline runs while it waits for the tab: the read has 25 s less
+    # Gemini's 12 s floor, so the last caller must be served within 13 s of the first.
+    settings = make_settings(chrome, tmp_path)
+    assert settings.call_deadline_s == 25.0 and settings.gemini_min_s == 12.0
+    driver = _CountingDriver(settings)
+    tool = BrowseTool(settings, driver=driver)
+    urls = [
+        http.route(f"/burst-in/{i}", Reply(_article(i), delay_s=PAGE_DELAY_S))
+        for i in range(CALLERS)
+    ]
+    results: dict[int, Any] = {}
+
+    def caller(n: int) -> None:
+        results[n] = tool.run_sync(urls[n], action="read", url=urls[n], ctx=LIVE)
+
+    try:
+        warm = http.route("/burst-in-warm", Reply("<p>" + "warm text. " * 40))
+        assert tool.run_sync(warm, action="read", url=warm, ctx=LIVE).result is not None
+        http.requests.clear()
+        threads = [threading.Thread(target=caller, args=(n,), daemon=True) for n in range(CALLERS)]
+        for thread in threads:
+            arrived = driver.arrived
+            thread.start()  # a defined arrival order: each caller is in line before the next
+            assert wait_until(lambda a=arrived: driver.arrived > a, 10.0), "a caller never queued"
+        for thread in threads:
+            thread.join(60)
+        for n in range(CALLERS):
+            walk = results[n]
+            chain = [(hop.provider, hop.ok) for hop in walk.chain]
+            assert chain == [("read", True)], (n, chain)  # the screen, never Gemini
+            assert f"Caller {n} asked about kestrels." in walk.result.reply_text
+        fetched = [path for path in http.requests if path.startswith("/burst-in/")]
+        assert fetched == [f"/burst-in/{i}" for i in range(CALLERS)]
+        assert len(_pages(chrome)) >= 1
+    finally:
+        tool.close()

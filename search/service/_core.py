@@ -48,7 +48,14 @@ class Service:
 
     @classmethod
     def create(cls, settings: Settings, tool: BrowseTool | None = None) -> Service:
-        return cls(settings, tool or BrowseTool(settings), CallQueue(settings.queue_max))
+        service = cls(settings, tool or BrowseTool(settings), CallQueue(settings.queue_max))
+        # A call waiting in the service's line is one waiting for the tab: the show after an
+        # answer yields to it (it reaches the driver only once the running call returns).
+        sources = getattr(service.tool.driver, "waiting_sources", None)
+        if isinstance(sources, list):
+            queue = service.queue
+            sources.append(lambda: queue.waiting > 0)
+        return service
 
     @property
     def draining(self) -> bool:
