@@ -17,6 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from browser_core import ChromeProcess, Driver, cdp_targets
 from search import BrowseTool, ToolContext
 from tests._server import LocalServer, Reply
@@ -125,6 +127,7 @@ class _CountingDriver(Driver):
         return await super().run(op, fn, timeout=timeout, show=show)
 
 
+@pytest.mark.serial  # holds the default deadline: the last caller is served within 13 s
 def test_twenty_in_process_callers_at_the_default_deadline_all_get_the_screen(
     chrome: ChromeProcess, http: LocalServer, tmp_path: Path
 ) -> None:

@@ -20,8 +20,8 @@ import pytest
 
 from bench._display import Display
 from browser_core import ChromeProcess, SyncDriver, cdp_targets, launch_chrome, stop_pid
-from browser_core._chrome import free_port
-from browser_core._close import close_page
+from browser_core.chrome import free_port
+from browser_core.driver._close import close_page
 from tests._server import LocalServer, Reply
 from tests.conftest import make_settings
 

@@ -37,7 +37,6 @@ _TEXT_SIZE_JS = (
 )
 _SETTLED_TEXT = 200  # characters: below this a page is probably still being rendered
 _SETTLE_POLL_S = 0.15
-_INTERRUPTED = "is interrupted by another navigation"  # Playwright 1.65's words, no type
 
 
 @dataclass(frozen=True)
@@ -120,7 +119,7 @@ class Navigation:
                 response = await page.goto(url, wait_until=wait_until, timeout=nav_ms)
             except PlaywrightError as exc:
                 first = arming.body.result() if arming.body.done() else None
-                if first is not None and _INTERRUPTED in str(exc):
+                if first is not None and classify_error(exc) is ErrorClass.MOVED:
                     # Its document came, and moved the page on at once (a script redirect,
                     # as Google's own to a consent or "sorry" page): once where it went has
                     # committed, the caller reads that page from the DOM.

@@ -7,8 +7,8 @@ is lost with the document it was sent to, and the tab goes on navigating for goo
 `page.close()` then waits forever (one close in three of a meta-refresh ping-pong, with or
 without the driver attached, Fetch guard or not). `close_page` closes, and when the tab is
 still there after a moment, puts a blank document in it (no refresh, no script: nothing moves
-it on) and closes it again; `close_target_for_good` does the same over HTTP and raw CDP, for a tab the driver
-closes without Playwright (a wedged one, a spare).
+it on) and closes it again; `close_target_for_good` does the same over HTTP and raw CDP, for
+a tab the driver closes without Playwright (a wedged one it replaced).
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from typing import Any
 import structlog
 from playwright.async_api import Error as PlaywrightError
 
-from ._cdp_raw import RawCdpError, cdp_calls
-from ._chrome import cdp_targets, close_target
-from ._errors import CdpUnreachable
+from .._cdp_raw import RawCdpError, cdp_calls
+from .._errors import CdpUnreachable
+from ..chrome import cdp_targets, close_target
 
 log = structlog.get_logger("browser_core.driver")
 
