@@ -310,8 +310,9 @@ def test_the_owned_tab_a_person_moved_by_hand_is_found_and_used_by_every_later_c
     http.route("/hand-pong", Reply(f"<meta http-equiv=refresh content='0;url={a}'><p>pong"))
     places = [
         http.route("/hand-elsewhere", Reply(ARTICLE.format(text="Somewhere else.", extra=""))),
+        a,  # a page that keeps moving itself on (it beat a goto of ours to the commit)
         http.route("/hand-slow", Reply(ARTICLE.format(text="Still loading.", extra=""), delay_s=3)),
-        a,  # a page that keeps moving itself on
+        b,
         f"http://localhost:{http.port}/hand-other-site",  # another site: a new renderer
         "about:blank",
     ]
