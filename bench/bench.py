@@ -5,7 +5,8 @@ pages served the same way to all (a local HTTPS server behind Chromium's resolve
 never a Python route handler), calls interleaved in a shuffled order so machine noise hits
 every row alike. Prints one table, the ratios `speedup-heavy`, `speedup-light`, `overhead-*`,
 `client-overhead-*`, `speedup-cli-*`, what serving costs, page-read extraction time on the
-largest articles and the Gemini CLI wrapper's overhead.
+largest articles, the Gemini CLI wrapper's overhead, and the burst row (ten reads queued at
+once against the same reads one by one).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != BENCH]
 sys.path.insert(0, str(ROOT))
 
 from bench._arms import ARMS, DEFAULT_ARMS  # noqa: E402
+from bench._burst import burst_cost  # noqa: E402
 from bench._egress_cost import egress_cost, parse_arms  # noqa: E402
 from bench._fixtures import article_files, default_sets, find_heavy, find_light  # noqa: E402
 from bench._layers import layer_breakdown  # noqa: E402
@@ -632,6 +634,10 @@ def side_measurements(args: argparse.Namespace, bench: Bench, fixtures: list[Pat
     print("\nthe stage (what viewers see), added time per action:")
     article = bench.workloads[1].target
     print("\n".join(stage_cost(bench.stage, QUERY, article, 1 if args.smoke else 10)))
+    print("\nburst: 10 reads queued at once on the one tab, against the same reads one by one:")
+    light = read_page(bench.workloads[1].page)
+    count, rounds = (3, 1) if args.smoke else (10, 5)
+    print("\n".join(burst_cost(bench.stage, light, count, rounds)))
 
 
 def write_json(path: Path, results: Results, ratios: dict[str, float], bench: Bench) -> None:
