@@ -7,6 +7,8 @@ Playwright upgrade changes a message, the row's test fails instead of the driver
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -65,6 +67,24 @@ async def _content_while_the_page_moves(page: Any, http: LocalServer) -> None:
         await page.wait_for_function("!document.querySelector('meta')", timeout=5000)
 
 
+async def _goto_while_the_page_moves_itself(page: Any, http: LocalServer) -> None:
+    # Two short pages that send each other on at once (a meta refresh): a goto of ours lands
+    # while the page's own next document is about to commit, which commits first.
+    a, b = http.url("/int-ping"), http.url("/int-pong")
+    http.route("/int-ping", Reply(f"<meta http-equiv=refresh content='0;url={b}'>ping"))
+    http.route("/int-pong", Reply(f"<meta http-equiv=refresh content='0;url={a}'>pong"))
+    there = http.route("/int-there", Reply("<p>there"))
+    try:
+        for attempt in range(60):
+            await page.goto(a, wait_until="commit")
+            await asyncio.sleep(0.01 * (attempt % 7))
+            with contextlib.suppress(PlaywrightTimeoutError):
+                await page.goto(there, wait_until="commit", timeout=5000)
+    finally:  # end the ping-pong: its tab closes at once then
+        http.route("/int-ping", Reply("<p>still"))
+        http.route("/int-pong", Reply("<p>still"))
+
+
 # One real trigger per row of ERROR_MARKERS (a row without one fails its test).
 TRIGGERS: dict[str, Trigger] = {
     "Download is starting": _download,
@@ -72,6 +92,7 @@ TRIGGERS: dict[str, Trigger] = {
     "Target crashed": _crashed_renderer,
     "no object with guid": _object_of_a_closed_page,
     "page is navigating and changing the content": _content_while_the_page_moves,
+    "is interrupted by another navigation": _goto_while_the_page_moves_itself,
 }
 
 

@@ -287,3 +287,50 @@ def _read_or_none(drv: SyncDriver, url: str) -> str | None:
     except ProviderError:  # cdp-unreachable, a timeout: try again
         time.sleep(0.2)
         return None
+
+
+# -- a person moves the owned tab by hand -----------------------------------------------------
+
+
+def _moved_by_hand(chrome: OwnChrome, url: str) -> None:
+    """A person's DevTools (a second CDP client, raw, beside the driver's attached one)
+    sends the owned tab to `url`."""
+    tabs = [t for t in chrome.pages() if t["id"] == chrome.owned()]
+    assert tabs, "the owned tab is not on the strip"
+    cdp_calls(tabs[0]["webSocketDebuggerUrl"], [("Page.navigate", {"url": url})], 5.0)
+
+
+def test_the_owned_tab_a_person_moved_by_hand_is_found_and_used_by_every_later_call(
+    own: OwnChrome, http: LocalServer, tmp_path: Path
+) -> None:
+    from search.providers.read import read_page
+
+    a, b = http.url("/hand-ping"), http.url("/hand-pong")
+    http.route("/hand-ping", Reply(f"<meta http-equiv=refresh content='0;url={b}'><p>ping"))
+    http.route("/hand-pong", Reply(f"<meta http-equiv=refresh content='0;url={a}'><p>pong"))
+    places = [
+        http.route("/hand-elsewhere", Reply(ARTICLE.format(text="Somewhere else.", extra=""))),
+        a,  # a page that keeps moving itself on (it beat a goto of ours to the commit)
+        http.route("/hand-slow", Reply(ARTICLE.format(text="Still loading.", extra=""), delay_s=3)),
+        b,
+        f"http://localhost:{http.port}/hand-other-site",  # another site: a new renderer
+        "about:blank",
+    ]
+    settings = make_settings(None, tmp_path, cdp_port=own.port)
+    drv = SyncDriver(settings)
+    try:
+        first = http.route("/hand-0", Reply(ARTICLE.format(text="Call 0 text.", extra="")))
+        assert read_body(drv, first) == "Call 0 text."
+        ours = assert_only_ours(own)
+        for n in range(1, 16):
+            _moved_by_hand(own, places[n % len(places)])
+            time.sleep(0.2 * (n % 3))  # the call comes while the page loads, or after
+            url = http.route(f"/hand-{n}", Reply(ARTICLE.format(text=f"Call {n} text.", extra="")))
+            read = drv.call(read_page(drv.driver, url, settings, timeout=15), 20)
+            assert read.outcome == "ok" and f"Call {n} text." in read.text, (n, read)
+            drv.call(drv.driver.stage_done(), 5)
+            assert assert_only_ours(own) == ours, n  # the same tab, the one the state names
+            (tab,) = own.pages()
+            assert tab["url"] == url, (n, tab["url"])  # and the call showed its page there
+    finally:
+        drv.shutdown(close_tab=False)

@@ -5,7 +5,8 @@ pages served the same way to all (a local HTTPS server behind Chromium's resolve
 never a Python route handler), calls interleaved in a shuffled order so machine noise hits
 every row alike. Prints one table, the ratios `speedup-heavy`, `speedup-light`, `overhead-*`,
 `client-overhead-*`, `speedup-cli-*`, what serving costs, page-read extraction time on the
-largest articles and the Gemini CLI wrapper's overhead.
+largest articles, the Gemini CLI wrapper's overhead, and the burst row (ten reads queued at
+once against the same reads one by one).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from bench._common.workloads import QUERY, Bench, FloorRow, Workload, open_bench
 from bench.egress._arms import ARMS, DEFAULT_ARMS
 from bench.egress.cost import egress_cost, parse_arms
 from bench.stage.cost import stage_cost
+from bench.warm._burst import burst_cost
 from bench.warm._layers import layer_breakdown
 from browser_core import build_settings, configure_logging
 
@@ -649,6 +651,10 @@ def side_measurements(args: argparse.Namespace, bench: Bench, fixtures: list[Pat
     print("\nthe stage (what viewers see), added time per action:")
     article = bench.workloads[1].target
     print("\n".join(stage_cost(bench.stage, QUERY, article, 1 if args.smoke else 10)))
+    print("\nburst: 10 reads queued at once on the one tab, against the same reads one by one:")
+    light = read_page(bench.workloads[1].page)
+    count, rounds = (3, 1) if args.smoke else (10, 5)
+    print("\n".join(burst_cost(bench.stage, light, count, rounds)))
 
 
 def write_json(path: Path, results: Results, ratios: dict[str, float], bench: Bench) -> None:

@@ -50,6 +50,7 @@ class Connection:
         self.health = HealthMonitor(lambda: self.settings.cdp_endpoint)
         self.closed = False
         self._ops_done = 0
+        self._recycle_due = False
 
     @property
     def connected(self) -> bool:
@@ -143,10 +144,19 @@ class Connection:
             with contextlib.suppress(TimeoutError, PlaywrightError):
                 await asyncio.wait_for(browser.close(), 1.0)
 
-    def count_op(self) -> bool:
-        """One more operation done; True when it is time to recycle (every `RECYCLE_OPS`)."""
+    def count_op(self, *, busy: bool = False) -> bool:
+        """One more operation done; True when it is time to recycle (every `RECYCLE_OPS`;
+        while a call waits for the tab (`busy`) the recycle waits for a quiet moment, at most
+        `RECYCLE_OPS - 1` operations more)."""
         self._ops_done += 1
-        return not self._ops_done % RECYCLE_OPS
+        if not self._ops_done % RECYCLE_OPS:
+            self._recycle_due = True
+        if not self._recycle_due:
+            return False
+        if busy and self._ops_done % RECYCLE_OPS < RECYCLE_OPS - 1:
+            return False  # not while a call waits for the tab (at most RECYCLE_OPS - 1 more)
+        self._recycle_due = False
+        return True
 
     async def recycle(self, page: Page | None) -> None:
         """Drop the connection and stop the Playwright driver (Chrome, its tabs and a playing

@@ -57,6 +57,9 @@ class Driver:
         self._navigation = Navigation(settings, self._connection, downloads)
         self._recovery = Recovery(settings, self._connection, self._tab)
         self._settings = settings
+        # Who else waits for the tab besides this process's line (the service adds its queue):
+        # the show after an answer yields to them too.
+        self.waiting_sources = self._turn.waiting_sources
 
     @property
     def settings(self) -> Settings:
@@ -233,7 +236,7 @@ class Driver:
             if show is not None:
                 await self._turn.hold(op, show(page, result))
             await after_op(page, op)  # no sound after the call but the player's (bounded)
-            if self._connection.count_op():
+            if self._connection.count_op(busy=self._turn.someone_waits()):
                 await self._connection.recycle(self._tab.let_go())
         except Exception as exc:  # a gone page or Chrome: the next call finds out
             log.info("driver.after_answer_failed", op=op, error=str(exc)[:200])

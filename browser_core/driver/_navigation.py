@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urldefrag
 
+import structlog
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
 
@@ -29,6 +30,8 @@ from ._playwright_errors import ErrorClass, classify_error, short
 
 WaitUntil = Literal["commit", "domcontentloaded", "load", "networkidle"]
 
+log = structlog.get_logger("browser_core.driver")
+
 NEUTRAL_URL = "about:blank"
 # -1 once `load` has fired, else how much text the page has so far.
 _TEXT_SIZE_JS = (
@@ -37,7 +40,6 @@ _TEXT_SIZE_JS = (
 )
 _SETTLED_TEXT = 200  # characters: below this a page is probably still being rendered
 _SETTLE_POLL_S = 0.15
-_INTERRUPTED = "is interrupted by another navigation"  # Playwright 1.65's words, no type
 
 
 @dataclass(frozen=True)
@@ -110,8 +112,28 @@ class Navigation:
     async def _goto(
         self, page: Page, url: str, wait_until: WaitUntil, nav_ms: float
     ) -> tuple[Any, EarlyBody | None]:
+        """`page.goto` (see `_goto_once`). A navigation of ours that another one beat to the
+        commit (a tab a person left moving itself on, a meta-refresh ping-pong, whose next
+        document came in before ours and moved on again) is made once more from a blank
+        document, where nothing moves the page on; interrupted again, where it went is read
+        (as a script redirect of our own document, which the second try meets again)."""
+        started = time.monotonic()
+        try:
+            return await self._goto_once(page, url, wait_until, nav_ms, last=False)
+        except PlaywrightError as exc:
+            if classify_error(exc) is not ErrorClass.MOVED:
+                raise
+            log.info("driver.goto_beaten", url=url[:200], error=short(exc))
+        await _still(page)
+        left_ms = nav_ms - (time.monotonic() - started) * 1000
+        return await self._goto_once(page, url, wait_until, max(left_ms, 1000), last=True)
+
+    async def _goto_once(
+        self, page: Page, url: str, wait_until: WaitUntil, nav_ms: float, *, last: bool
+    ) -> tuple[Any, EarlyBody | None]:
         """`page.goto`; with "commit", the document's body is taken from the network on the
-        way (`_early_body`), and a body too slow for that is opened again the usual way."""
+        way (`_early_body`), and a body too slow for that is opened again the usual way. The
+        `last` try reads where an interrupted navigation went (not `last`: it raises)."""
         if wait_until != "commit":
             return await page.goto(url, wait_until=wait_until, timeout=nav_ms), None
         started = time.monotonic()
@@ -120,7 +142,7 @@ class Navigation:
                 response = await page.goto(url, wait_until=wait_until, timeout=nav_ms)
             except PlaywrightError as exc:
                 first = arming.body.result() if arming.body.done() else None
-                if first is not None and _INTERRUPTED in str(exc):
+                if last and first is not None and classify_error(exc) is ErrorClass.MOVED:
                     # Its document came, and moved the page on at once (a script redirect,
                     # as Google's own to a consent or "sorry" page): once where it went has
                     # committed, the caller reads that page from the DOM.
@@ -205,6 +227,17 @@ class Navigation:
                 f"{url[:200]} did not load within {self.settings.nav_timeout_s:.0f} s"
             ) from exc
         raise NavigationFailed(f"could not open {url[:200]}: {short(exc)}", url=url[:200]) from exc
+
+
+async def _still(page: Page, tries: int = 3) -> None:
+    """A blank document in `page` that stays (one the page had on the way may commit after
+    ours: then again), at most `tries` times."""
+    for _ in range(tries):
+        with contextlib.suppress(PlaywrightError):
+            await page.goto(NEUTRAL_URL, timeout=3000)
+            await asyncio.sleep(0.05)
+            if page.url == NEUTRAL_URL:
+                return
 
 
 def _same_document(a: str, b: str) -> bool:

@@ -22,7 +22,8 @@ from playwright.async_api import Error as PlaywrightError
 from .._cdp_raw import tab_responds
 from .._errors import CdpUnreachable
 from .._settings import Settings
-from ..chrome import cdp_targets, close_target, load_state
+from ..chrome import cdp_targets, load_state
+from ._close import close_page, close_target_for_good
 from ._playwright_errors import is_closed_error
 from ._spare_tabs import BLANK_URLS, SpareTabs
 from ._tab_record import TabRecord
@@ -187,8 +188,7 @@ class OwnedTab:
         self._replaced.add(target_id)
         self.target_id = await self._spares.open(endpoint)  # None: the next step opens one
         self._save()
-        with contextlib.suppress(TimeoutError, OSError):
-            await asyncio.wait_for(asyncio.to_thread(close_target, endpoint, target_id), 2.0)
+        await close_target_for_good(endpoint, target_id, 2.0)  # also one that keeps moving
 
     async def _close_spares(self) -> None:
         """Our tab exists: close the blank tabs opened while replacing one that did not
@@ -207,8 +207,7 @@ class OwnedTab:
         unless another process has replaced it meanwhile."""
         page, self.page = self.page, None
         if page is not None and not page.is_closed():
-            with contextlib.suppress(TimeoutError, PlaywrightError):
-                await asyncio.wait_for(page.close(), 5)
+            await close_page(page, 5.0)  # also a page that keeps navigating
         if self.record.load() in (self.target_id, None):  # not replaced elsewhere
             self.target_id = None
             self._save()

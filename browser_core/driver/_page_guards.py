@@ -23,6 +23,7 @@ from .._settings import Settings
 from ..safety._fetch_guard import install_fetch_guard
 from ..safety._policy import internal_request, is_allowed
 from ..stage._screen import prepare_page
+from ._close import close_page
 
 PageHook = Callable[[Page], Awaitable[None]]
 log = structlog.get_logger("browser_core.driver")
@@ -103,5 +104,4 @@ async def _answer_dialog(dialog: Any) -> None:
 
 async def _close_popup(popup: Page) -> None:
     log.info("driver.popup_closed", url=popup.url[:200])
-    with contextlib.suppress(PlaywrightError):
-        await popup.close()
+    await close_page(popup, 5.0)  # also a popup that keeps navigating

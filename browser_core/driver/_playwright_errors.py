@@ -16,7 +16,7 @@ class ErrorClass(StrEnum):
     CLOSED = "closed"  # the page, the connection or the renderer is gone
     DOWNLOAD = "download"  # a navigation turned into a download
     ABORTED = "aborted"  # a navigation was aborted (a 204, a download, Chrome going away)
-    MOVED = "moved"  # the page went on to another document while it was being read
+    MOVED = "moved"  # the page went on to another document while it was read or opened
     OTHER = "other"
 
 
@@ -29,6 +29,9 @@ ERROR_MARKERS: tuple[tuple[str, ErrorClass], ...] = (
     ("no object with guid", ErrorClass.CLOSED),  # a Playwright object of a closed page
     # Page.content while the document is replaced (a meta refresh or script redirect commits)
     ("page is navigating and changing the content", ErrorClass.MOVED),
+    # Page.goto whose navigation another one replaced before it committed (a script redirect
+    # or meta refresh of the document that just came, or of the one that was there)
+    ("is interrupted by another navigation", ErrorClass.MOVED),
 )
 
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 import structlog
@@ -255,6 +256,28 @@ async def _detach(session: Any) -> None:
         return
 
 
+# Whether another call is waiting for the tab, asked while the show after an answer runs (the
+# driver sets it for that show; its steps inherit it). Then the show is cut to what the
+# audience must see: the passage scrolled to and marked, the result marked; the covers'
+# check and the late-covers watch are dropped (the next call replaces the page anyway).
+_SOMEONE_WAITS: ContextVar[Callable[[], bool]] = ContextVar(
+    "stream_browser_someone_waits", default=lambda: False
+)
+
+
+def someone_waits() -> bool:
+    """Is another call waiting for the tab while this show runs? (False outside a show.)"""
+    try:
+        return bool(_SOMEONE_WAITS.get()())
+    except Exception:  # a check that fails says nothing: the full show runs
+        return False
+
+
+def waiting_check(check: Callable[[], bool]) -> None:
+    """For the show about to start in this context: `check()` says whether a call waits."""
+    _SOMEONE_WAITS.set(check)
+
+
 def _consume(task: asyncio.Future[Any]) -> None:
     """Retrieve a background step's outcome so no 'exception was never retrieved' is printed."""
     if not task.cancelled() and task.exception() is not None:
@@ -463,6 +486,9 @@ async def _uncovered(page: Any, arg: dict[str, Any], prepared: Prepared | None) 
     draws over it hidden and its scrolling unlocked (`_covers`); what the page draws later
     is watched for in the background, without the tab (`_covers.WATCH_S`)."""
     shown = await in_world(page, _PASSAGE_JS, arg, prepared)
+    if someone_waits():  # the next call takes the tab: the mark is what the audience sees
+        log.info("stage.cut", what="covers", reason="a call waits for the tab")
+        return shown
     ready = prepared or _LATEST.get(page)
     for borrow in (True, False):  # the world prepared at commit; a new one if it is gone
         covers = None

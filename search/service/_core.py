@@ -64,8 +64,19 @@ class Service:
 
     @classmethod
     def create(cls, settings: Settings, tool: BrowseTool | None = None) -> Service:
-        queue = CallQueue(settings.queue_max)
-        return cls(settings, tool or BrowseTool(settings), queue, Metrics(settings.instance))
+        service = cls(
+            settings,
+            tool or BrowseTool(settings),
+            CallQueue(settings.queue_max),
+            Metrics(settings.instance),
+        )
+        # A call waiting in the service's line is one waiting for the tab: the show after an
+        # answer yields to it (it reaches the driver only once the running call returns).
+        sources = getattr(service.tool.driver, "waiting_sources", None)
+        if isinstance(sources, list):
+            queue = service.queue
+            sources.append(lambda: queue.waiting > 0)
+        return service
 
     @property
     def draining(self) -> bool:
