@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from bench._display import Display
+from bench._common.display import Display
 from browser_core import ChromeProcess, SyncDriver, cdp_targets, launch_chrome, stop_pid
 from browser_core.chrome import free_port
 from browser_core.driver._close import close_page
