@@ -104,8 +104,11 @@ serve: setup
 
 # The suite on every core (pytest-xdist), then the tests marked `serial` (they measure time or
 # memory, or hold a deadline to the second) alone: a busy neighbour would make them flake.
+# pytest-playwright's sync tests (the console's, the rendered pages') get a process of their
+# own: its event loop stays running after them and breaks any later `asyncio.run`.
 test: setup
-	@$(PY) -m pytest -q -n auto --dist loadfile -m "not serial"
+	@$(PY) -m pytest -q -n auto --dist loadfile -m "not serial and not sync_playwright"
+	@$(PY) -m pytest -q -n auto --dist loadfile -m "sync_playwright and not serial"
 	@$(PY) -m pytest -q -m serial
 
 # Every stream-safety and screen defense switched off in turn, with the tests that must then

@@ -29,20 +29,26 @@ from tests._server import LocalServer
 ENV_PREFIXES = ("STREAM_BROWSER", "CDP_", "GEMINI_", "GOOGLE_", "SB_")
 
 
+def _uses_playwright(item: pytest.Item) -> bool:
+    return "browser_name" in getattr(item, "fixturenames", ())
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """pytest-playwright's tests (its sync `page` and kin) are marked `sync_playwright`,
+    before `-m` picks: its event loop keeps running in the worker's thread for the rest of
+    the session, where any later `asyncio.run` fails, so `make test` runs them in a pytest
+    process of their own (`-m sync_playwright`)."""
+    if _uses_playwright(item):
+        item.add_marker(pytest.mark.sync_playwright)
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """pytest-playwright's tests (its sync `page` and kin) run last: its event loop keeps
-    running in the main thread for the rest of the session, where any later `asyncio.run`
-    fails. (Its session-scoped `browser_name` parameter also lets pytest regroup tests: a
-    test argument merely named `page` once pulled them ahead of the recordings.) Their files
-    go last as a whole: `make test`'s workers take a file at a time (`--dist loadfile`), in
-    this order, so a worker that has run one never gets a file of asyncio tests after it."""
-
-    def uses_playwright(item: pytest.Item) -> bool:
-        return "browser_name" in getattr(item, "fixturenames", ())
-
-    files = {item.nodeid.split("::")[0] for item in items if uses_playwright(item)}
-    items.sort(key=lambda item: (item.nodeid.split("::")[0] in files, uses_playwright(item)))
+    """In a plain `pytest` run, pytest-playwright's tests and their files go after the rest.
+    (Its session-scoped `browser_name` parameter also lets pytest regroup tests: a test
+    argument merely named `page` once pulled them ahead of the recordings.)"""
+    files = {item.nodeid.split("::")[0] for item in items if _uses_playwright(item)}
+    items.sort(key=lambda item: (item.nodeid.split("::")[0] in files, _uses_playwright(item)))
 
 
 @pytest.fixture(autouse=True)

@@ -160,7 +160,9 @@ def test_odd_queries_search_exactly_what_was_asked(
     result = tool.call(query, action="search", ctx=LIVE)
     assert time.monotonic() - started < DEADLINE_S + SLACK_S
     assert result is not None and result.provider == "google"
-    assert served_queries(site) == [query]
+    # Exactly the query, as many times as Chrome asked for it (a busy machine once saw the
+    # results page requested twice, both times with the query as asked).
+    assert set(served_queries(site)) == {query}
     assert parse_envelope(result.reply_text).header["provider"] == "google"
 
 

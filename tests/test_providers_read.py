@@ -173,7 +173,9 @@ def test_the_text_is_taken_from_the_network_before_the_page_has_run_its_scripts(
         )
 
     page_dcl_ms = sync_driver.run("dcl", dcl)
-    assert returned_ms < page_dcl_ms - BUSY_MS / 2, (returned_ms, page_dcl_ms)
+    # Read through the renderer, the call returned after DCL; from the network it returns
+    # seconds before (1.9 s on a loaded 2-core machine, 3 s and more on a quiet one).
+    assert returned_ms < page_dcl_ms - 1000, (returned_ms, page_dcl_ms)
 
 
 @pytest.mark.parametrize(

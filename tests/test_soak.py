@@ -108,7 +108,7 @@ def test_a_recycled_driver_leaves_the_old_connection_to_the_collector(
     connection = weakref.ref(connection_of(runner))
     for op in ops[2:]:  # the fourth call recycles, the fifth attaches again
         runner.run(op)
-    runner.settle()
+        runner.settle()  # a quiet moment: with a call waiting, the recycle would wait too
     gc.collect()
     assert connection_of(runner) is not connection(), "no recycle happened"
     assert page() is None, "the page of the dropped connection is still alive"
