@@ -334,3 +334,45 @@ def test_the_owned_tab_a_person_moved_by_hand_is_found_and_used_by_every_later_c
             assert tab["url"] == url, (n, tab["url"])  # and the call showed its page there
     finally:
         drv.shutdown(close_tab=False)
+
+
+def test_a_read_whose_tab_a_person_sends_to_a_page_that_keeps_moving_opens_its_page_again(
+    own: OwnChrome, http: LocalServer, tmp_path: Path
+) -> None:
+    """While a read waits for its page to finish loading, a person sends the tab to a page
+    that moves itself on for good (a meta-refresh ping-pong, as the CI run on 7f70d28 met when
+    that page's own next navigation committed after the read's): the read opens its page once
+    more and reads it, on the same tab, which ends on it."""
+    from search.providers.read import read_page
+
+    a, b = http.url("/run-ping"), http.url("/run-pong")
+    http.route("/run-ping", Reply(f"<meta http-equiv=refresh content='0;url={b}'><p>ping"))
+    http.route("/run-pong", Reply(f"<meta http-equiv=refresh content='0;url={a}'><p>pong"))
+    sent = threading.Event()
+
+    def image(handler: BaseHTTPRequestHandler) -> Reply:
+        """Asked for while the read's page loads (its `load` waits for it): the person moves
+        the tab on then, the first time only (the read's second opening is left alone)."""
+        if not sent.is_set():
+            sent.set()
+            _moved_by_hand(own, a)
+        return Reply(b"", delay_s=4, content_type="image/png")
+
+    http.route("/late.png", image)
+    page = Reply(ARTICLE.format(text="The page of the read.", extra="<img src='/late.png'>"))
+    url = http.route("/run-read", page)
+    settings = make_settings(None, tmp_path, cdp_port=own.port)
+    drv = SyncDriver(settings)
+    try:
+        assert read_body(drv, http.route("/run-0", Reply(ARTICLE.format(text="0", extra=""))))
+        ours = assert_only_ours(own)
+        read = drv.call(read_page(drv.driver, url, settings, timeout=20), 25)
+        assert sent.is_set()
+        assert read.outcome == "ok" and "The page of the read." in read.text, read
+        assert read.final_url == url, read.final_url
+        drv.call(drv.driver.stage_done(), 5)
+        assert assert_only_ours(own) == ours
+        (tab,) = own.pages()
+        assert tab["url"] == url, tab["url"]
+    finally:
+        drv.shutdown(close_tab=False)

@@ -2,30 +2,57 @@
 
 Guards against a page that moves itself on while it is read (a meta refresh, a script
 redirect to a consent page): `page.content()` alone fails when the next document commits
-during it; the page is then read where it went.
+during it; the page is then read where it went. A page that never stops moving was, when the
+caller can say how, not the caller's at all: a tab a person left on a page that moves itself
+on (a meta-refresh ping-pong) can have that page's own next navigation commit after ours (on
+a loaded 2-core machine, one read in some hundreds, without a "navigation interrupted"
+from `goto`), and the page goes on moving where ours should be. The caller's `reopen` then
+opens its page once more, from a blank document that nothing moves on.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
+import structlog
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from ._playwright_errors import ErrorClass, classify_error
 
+log = structlog.get_logger("browser_core.driver")
 
-async def document_html(page: Page, *, tries: int = 4, timeout_ms: float = 10_000) -> str:
+
+async def document_html(
+    page: Page,
+    *,
+    tries: int = 4,
+    timeout_ms: float = 10_000,
+    reopen: Callable[[], Awaitable[Any]] | None = None,
+) -> str:
     """The page's HTML once its document is parsed; a page that moves itself on while it is
     read (a meta refresh, a script redirect to a consent page) is read where it went.
 
     `page.content()` alone fails when the next document commits during it. After such a
     failure the next read waits for the new address's DOMContentLoaded, not just any: the
     old document's state can still be what Playwright reports. A page that keeps moving
-    (`tries` times) still raises, as a page that never settles should.
+    (`tries` times) still raises, as a page that never settles should, unless `reopen` is
+    given: it is called once (it opens the caller's page again) and the page is read anew.
     """
+    try:
+        return await _read(page, tries, timeout_ms)
+    except PlaywrightError as exc:
+        if reopen is None or classify_error(exc) is not ErrorClass.MOVED:
+            raise
+        log.info("driver.document_reopened", moving=page.url[:200])
+    await reopen()
+    return await _read(page, tries, timeout_ms)
+
+
+async def _read(page: Page, tries: int, timeout_ms: float) -> str:
     await page.wait_for_load_state("domcontentloaded", timeout=timeout_ms)
     for attempt in range(1, tries + 1):
         was = page.url

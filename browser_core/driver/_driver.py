@@ -145,10 +145,17 @@ class Driver:
         settle_ms: int | None = None,
         check: bool = True,
         wait_until: WaitUntil = "domcontentloaded",
+        from_blank: bool = False,
     ) -> NavOutcome:
         """Open `url` in `page` under the navigation policy; see `Navigation.navigate`."""
         return await self._navigation.navigate(
-            page, url, timeout=timeout, settle_ms=settle_ms, check=check, wait_until=wait_until
+            page,
+            url,
+            timeout=timeout,
+            settle_ms=settle_ms,
+            check=check,
+            wait_until=wait_until,
+            from_blank=from_blank,
         )
 
     async def settle(self, page: Page, settle_ms: int | None = None) -> None:

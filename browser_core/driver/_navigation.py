@@ -40,6 +40,7 @@ _TEXT_SIZE_JS = (
 )
 _SETTLED_TEXT = 200  # characters: below this a page is probably still being rendered
 _SETTLE_POLL_S = 0.15
+_QUIET_S = 0.25  # no document committed for this long: the page is still (`_still`)
 
 
 @dataclass(frozen=True)
@@ -76,14 +77,20 @@ class Navigation:
         settle_ms: int | None = None,
         check: bool = True,
         wait_until: WaitUntil = "domcontentloaded",
+        from_blank: bool = False,
     ) -> NavOutcome:
         """Open `url` in `page` under the navigation policy; wait for DOM plus a capped settle.
 
         With `wait_until="commit"` it returns as soon as the response starts (no settle), so a
-        caller can parse `outcome.response` while the page keeps painting for viewers.
+        caller can parse `outcome.response` while the page keeps painting for viewers. With
+        `from_blank`, the page is first given a blank document that stays (`_still`): for a
+        page that went on moving where ours should be (`document_html`'s `reopen`).
         """
         if check:
             url = await self.check(url)
+        if from_blank:
+            log.info("driver.goto_from_blank", url=url[:200], was=page.url[:200])
+            await _still(page)
         nav_ms = (timeout or self.settings.nav_timeout_s) * 1000
         self._downloads.reset()
         try:
@@ -229,15 +236,35 @@ class Navigation:
         raise NavigationFailed(f"could not open {url[:200]}: {short(exc)}", url=url[:200]) from exc
 
 
-async def _still(page: Page, tries: int = 3) -> None:
-    """A blank document in `page` that stays (one the page had on the way may commit after
-    ours: then again), at most `tries` times."""
-    for _ in range(tries):
-        with contextlib.suppress(PlaywrightError):
-            await page.goto(NEUTRAL_URL, timeout=3000)
-            await asyncio.sleep(0.05)
-            if page.url == NEUTRAL_URL:
+async def _still(page: Page, quiet_s: float = _QUIET_S, within_s: float = 4.0) -> None:
+    """A blank document in `page` that stays: no document commits in it for `quiet_s` after.
+
+    Checking the address is not enough: a navigation Playwright called "interrupted by
+    another" can still commit afterwards, and a late blank one has the same address as ours
+    (measured: a meta-refresh ping-pong left by a person, then `goto(about:blank)` twice;
+    the first blank committed after the second, and interrupted the goto that followed).
+    Bounded by `within_s`: a page that never stops is left to the goto after it.
+    """
+    commits = 0
+
+    def committed(frame: Any) -> None:
+        nonlocal commits
+        if frame is page.main_frame:
+            commits += 1
+
+    page.on("framenavigated", committed)
+    try:
+        until = time.monotonic() + within_s
+        while time.monotonic() < until:
+            if page.url != NEUTRAL_URL:
+                with contextlib.suppress(PlaywrightError):
+                    await page.goto(NEUTRAL_URL, timeout=3000)
+            seen = commits
+            await asyncio.sleep(quiet_s)
+            if commits == seen and page.url == NEUTRAL_URL:
                 return
+    finally:
+        page.remove_listener("framenavigated", committed)
 
 
 def _same_document(a: str, b: str) -> bool:

@@ -144,7 +144,11 @@ async def read_in_page(
     if count_words(text) < BODY_ENOUGH_WORDS or page.url != nav.url:
         await page.wait_for_load_state("domcontentloaded")
         await driver.settle(page)
-        html = await document_html(page)
+
+        async def reopen() -> None:  # the page went on moving where ours should be
+            await driver.navigate(page, url, check=not checked, from_blank=True)
+
+        html = await document_html(page, reopen=reopen)
         article = await asyncio.to_thread(extract_article, html, page.url)
         text = article.text.strip() or (await page.inner_text("body", timeout=3000)).strip()
     final_url = base["final_url"] = await _followed(page, nav.url, settings)
