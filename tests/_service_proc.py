@@ -14,7 +14,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -69,8 +69,15 @@ class ServiceProc:
             return self.proc.wait(5)
 
 
-def start_service(chrome: ChromeProcess | None, state_dir: Path, **env: str) -> ServiceProc:
-    """`stream-browser serve` on 127.0.0.1:0; returns once it listens."""
+def start_service(
+    chrome: ChromeProcess | None,
+    state_dir: Path,
+    *,
+    on_ready: Callable[[subprocess.Popen[str]], None] | None = None,
+    **env: str,
+) -> ServiceProc:
+    """`stream-browser serve` on 127.0.0.1:0; returns once it listens. `on_ready` is called
+    with the process the moment it prints "serving on" (from the thread reading its output)."""
     values = {
         "CDP_PORT": str(chrome.port) if chrome else "9",
         "SB_STATE_DIR": str(state_dir),
@@ -103,6 +110,8 @@ def start_service(chrome: ChromeProcess | None, state_dir: Path, **env: str) -> 
                 output.append(line)
                 match = _URL.search(line)
                 if match and not url:
+                    if on_ready is not None:
+                        on_ready(proc)
                     url.append(match.group(1))
                     found.set()
         found.set()

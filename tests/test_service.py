@@ -407,6 +407,19 @@ def _browse_in_thread(service: ServiceProc, url: str, out: dict[str, Any]) -> th
     return thread
 
 
+def test_a_sigterm_the_moment_it_says_serving_drains_and_exits_0(tmp_path: Path) -> None:
+    """An engine or a script that stops the service as soon as it reports "serving on" gets
+    the drain and exit 0, not a process killed by the signal (-15): the line is printed only
+    once the signal handlers are in place. Three times, each SIGTERM sent from the thread
+    that reads the line."""
+    for n in range(3):
+        service = start_service(
+            None, tmp_path / f"state-{n}", on_ready=lambda proc: proc.send_signal(signal.SIGTERM)
+        )
+        assert service.proc.wait(30) == 0, (n, service.text[-2000:])
+        assert service.events("service.draining"), service.text[-2000:]
+
+
 def test_a_call_longer_than_the_stop_grace_is_answered_503_shutting_down_before_the_exit(
     chrome: ChromeProcess, tmp_path: Path, http: LocalServer, caplog: pytest.LogCaptureFixture
 ) -> None:

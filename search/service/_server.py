@@ -169,12 +169,20 @@ class _DrainingServer(uvicorn.Server):
     """uvicorn's server with a drain on the first SIGTERM/SIGINT instead of a quick stop.
 
     (uvicorn re-raises a captured signal after shutdown, which would end the process with
-    status 143; a drained service exits 0.) A second signal stops at once.
+    status 143; a drained service exits 0.) A second signal stops at once. `ready` is told
+    once the server has started, inside uvicorn's signal capture: a SIGTERM sent as soon as
+    "serving on" is printed drains (before, one sent in that moment ended it with -15).
     """
 
     def __init__(self, config: Any, service: Service) -> None:
         super().__init__(config)
         self.service = service
+        self.ready: Callable[[], None] | None = None
+
+    async def startup(self, sockets: list[Any] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        if self.started and self.ready is not None:
+            self.ready()
 
     def handle_exit(self, sig: int, frame: Any) -> None:
         if self.service.draining:
@@ -268,7 +276,7 @@ def serve(settings: Settings, *, ready: Callable[[str], None] | None = None) -> 
     # built once for the process's life, before a call needs it (a first read pays ~140 ms)
     threading.Thread(target=_warm_up, name="warm-up", daemon=True).start()
     if ready is not None:
-        ready(prepared.url)
+        prepared.server.ready = lambda: ready(prepared.url)
     prepared.run()
     log.info("service.stopped", url=prepared.url)
     # The interpreter's last garbage collection would walk every object the readers built
