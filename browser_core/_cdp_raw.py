@@ -15,6 +15,7 @@ target; `cdp_calls` sends a few commands to one tab at once.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import socket
@@ -54,6 +55,10 @@ class CdpSocket:
         self.close()
 
     def close(self) -> None:
+        """Close the socket; a thread blocked reading it wakes at once (a bare `close()`
+        leaves a `recv` in another thread waiting for its timeout)."""
+        with contextlib.suppress(OSError):
+            self._sock.shutdown(socket.SHUT_RDWR)
         self._sock.close()
 
     def send(self, method: str, params: dict[str, Any], session: str | None = None) -> int:

@@ -10,7 +10,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from rouge_score import rouge_scorer
 
 from bench.extract.articles import (
@@ -22,10 +21,6 @@ from bench.extract.articles import (
     pooled,
     rouge_lsum,
 )
-
-# Time or memory is part of what it checks: `make test` runs it alone, after the rest.
-pytestmark = pytest.mark.serial
-
 
 ROOT = Path(__file__).resolve().parents[1]
 
