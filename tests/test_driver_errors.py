@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -68,16 +69,23 @@ async def _content_while_the_page_moves(page: Any, http: LocalServer) -> None:
 
 
 async def _goto_while_the_page_moves_itself(page: Any, http: LocalServer) -> None:
-    # Two short pages that send each other on at once (a meta refresh): a goto of ours lands
-    # while the page's own next document is about to commit, which commits first.
-    a, b = http.url("/int-ping"), http.url("/int-pong")
+    # Two short pages that send each other on at once (a meta refresh), on two sites (each
+    # hop swaps the renderer, which widens the moment between the page's own next document
+    # being ready and its commit): a goto of ours made in that moment waits behind it, and
+    # Playwright sees another document commit first. Our goto is aimed at every point of a
+    # hop in turn, until the error comes or the time is up (a loaded machine hops slower).
+    a = http.url("/int-ping")
+    b = f"http://localhost:{http.port}/int-pong"
     http.route("/int-ping", Reply(f"<meta http-equiv=refresh content='0;url={b}'>ping"))
     http.route("/int-pong", Reply(f"<meta http-equiv=refresh content='0;url={a}'>pong"))
     there = http.route("/int-there", Reply("<p>there"))
+    until = time.monotonic() + 15.0
     try:
-        for attempt in range(60):
+        attempt = 0
+        while time.monotonic() < until:
             await page.goto(a, wait_until="commit")
-            await asyncio.sleep(0.01 * (attempt % 7))
+            await asyncio.sleep(0.01 * (attempt % 23))
+            attempt += 1
             with contextlib.suppress(PlaywrightTimeoutError):
                 await page.goto(there, wait_until="commit", timeout=5000)
     finally:  # end the ping-pong: its tab closes at once then

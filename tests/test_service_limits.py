@@ -59,7 +59,8 @@ def _healthz(service: ServiceProc, timeout: float) -> int | None:
     conn = http.client.HTTPConnection(host, port, timeout=timeout)
     try:
         conn.request("GET", "/healthz", headers={"Host": f"{host}:{port}"})
-        return conn.getresponse().status
+        with conn.getresponse() as response:  # closed: its socket is not left to the collector
+            return response.status
     except OSError:
         return None
     finally:
