@@ -147,6 +147,7 @@ def exchange(
     deadline = time.monotonic() + timeout
     conn = service.connection(timeout)
     watchdog: threading.Timer | None = None
+    response: http.client.HTTPResponse | None = None
     try:
         payload = json.dumps(body).encode("utf-8") if body is not None else None
         headers = {
@@ -177,6 +178,8 @@ def exchange(
     finally:
         if watchdog is not None:
             watchdog.cancel()
+        if response is not None:  # also one cut mid-body: its socket is not left open
+            response.close()
         conn.close()
 
 
