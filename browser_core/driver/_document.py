@@ -7,12 +7,17 @@ caller can say how, not the caller's at all: a tab a person left on a page that 
 on (a meta-refresh ping-pong) can have that page's own next navigation commit after ours (on
 a loaded 2-core machine, one read in some hundreds, without a "navigation interrupted"
 from `goto`), and the page goes on moving where ours should be. The caller's `reopen` then
-opens its page once more, from a blank document that nothing moves on.
+opens its page once more, from a blank document that nothing moves on. A page read away from
+the caller's address (`ours`) must also stay where it is for a moment after it was read: a
+ping-pong page can be read between two of its moves, and was then handed over as the read
+(then `Execution context was destroyed` from the next step, or the wrong page's text).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -32,6 +37,7 @@ async def document_html(
     tries: int = 4,
     timeout_ms: float = 10_000,
     reopen: Callable[[], Awaitable[Any]] | None = None,
+    ours: str | None = None,
 ) -> str:
     """The page's HTML once its document is parsed; a page that moves itself on while it is
     read (a meta refresh, a script redirect to a consent page) is read where it went.
@@ -41,15 +47,51 @@ async def document_html(
     old document's state can still be what Playwright reports. A page that keeps moving
     (`tries` times) still raises, as a page that never settles should, unless `reopen` is
     given: it is called once (it opens the caller's page again) and the page is read anew.
+    With `reopen`, a page read at another address than `ours` (it moved itself on, or was
+    moved) is kept only if no document commits in it for `STILL_S` after (`stays`).
     """
     try:
-        return await _read(page, tries, timeout_ms)
+        html = await _read(page, tries, timeout_ms)
+        if reopen is None or ours is None or _same(page.url, ours) or await stays(page):
+            return html
+        log.info("driver.document_reopened", moving=page.url[:200], why="still moving")
     except PlaywrightError as exc:
         if reopen is None or classify_error(exc) is not ErrorClass.MOVED:
             raise
-        log.info("driver.document_reopened", moving=page.url[:200])
+        log.info("driver.document_reopened", moving=page.url[:200], why=ErrorClass.MOVED.value)
     await reopen()
     return await _read(page, tries, timeout_ms)
+
+
+STILL_S = 0.25  # no document committed for this long: the page stays where it is
+
+
+async def stays(page: Page, quiet_s: float = STILL_S, within_s: float = 2.0) -> bool:
+    """Whether no document commits in `page`'s main frame for `quiet_s`, within `within_s`
+    (a page that moved itself on once, to a consent page or a new address, stays; a page
+    that keeps moving does not)."""
+    commits = 0
+
+    def committed(frame: Any) -> None:
+        nonlocal commits
+        if frame is page.main_frame:
+            commits += 1
+
+    page.on("framenavigated", committed)
+    try:
+        until = time.monotonic() + within_s
+        while time.monotonic() + quiet_s <= until:
+            seen = commits
+            await asyncio.sleep(quiet_s)
+            if commits == seen:
+                return True
+        return False
+    finally:
+        page.remove_listener("framenavigated", committed)
+
+
+def _same(a: str, b: str) -> bool:
+    return a.split("#", 1)[0] == b.split("#", 1)[0]
 
 
 async def _read(page: Page, tries: int, timeout_ms: float) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urldefrag
@@ -125,15 +126,41 @@ class Navigation:
         document, where nothing moves the page on; interrupted again, where it went is read
         (as a script redirect of our own document, which the second try meets again)."""
         started = time.monotonic()
+        commits = 0
+
+        def committed(frame: Any) -> None:
+            nonlocal commits
+            if frame is page.main_frame:
+                commits += 1
+
+        page.on("framenavigated", committed)
         try:
             return await self._goto_once(page, url, wait_until, nav_ms, last=False)
         except PlaywrightError as exc:
-            if classify_error(exc) is not ErrorClass.MOVED:
+            if not await self._beaten(exc, lambda: commits):
                 raise
             log.info("driver.goto_beaten", url=url[:200], error=short(exc))
+        finally:
+            page.remove_listener("framenavigated", committed)
         await _still(page)
         left_ms = nav_ms - (time.monotonic() - started) * 1000
         return await self._goto_once(page, url, wait_until, max(left_ms, 1000), last=True)
+
+    async def _beaten(self, exc: PlaywrightError, commits: Callable[[], int]) -> bool:
+        """Whether another navigation beat ours: Playwright says so ("interrupted by another
+        navigation"), or Chrome aborted ours (net::ERR_ABORTED), no download came, and another
+        document committed in the page meanwhile (a 204 commits nothing; the commit's event
+        can come after the abort, so it is looked at after the download's wait)."""
+        kind = classify_error(exc)
+        if kind is ErrorClass.MOVED:
+            return True
+        if kind is not ErrorClass.ABORTED or not self._connection.connected:
+            return False  # Chrome going away aborts a navigation too
+        if await self._downloads.fired():
+            return False
+        if not commits():
+            await asyncio.sleep(0.1)
+        return commits() > 0
 
     async def _goto_once(
         self, page: Page, url: str, wait_until: WaitUntil, nav_ms: float, *, last: bool

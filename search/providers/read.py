@@ -148,7 +148,7 @@ async def read_in_page(
         async def reopen() -> None:  # the page went on moving where ours should be
             await driver.navigate(page, url, check=not checked, from_blank=True)
 
-        html = await document_html(page, reopen=reopen)
+        html = await document_html(page, reopen=reopen, ours=nav.url)
         article = await asyncio.to_thread(extract_article, html, page.url)
         text = article.text.strip() or (await page.inner_text("body", timeout=3000)).strip()
     final_url = base["final_url"] = await _followed(page, nav.url, settings)
