@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -42,13 +43,32 @@ def pytest_itemcollected(item: pytest.Item) -> None:
         item.add_marker(pytest.mark.sync_playwright)
 
 
+def _file(item: pytest.Item) -> str:
+    return item.nodeid.split("::")[0]
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """In a plain `pytest` run, pytest-playwright's tests and their files go after the rest.
-    (Its session-scoped `browser_name` parameter also lets pytest regroup tests: a test
-    argument merely named `page` once pulled them ahead of the recordings.)"""
-    files = {item.nodeid.split("::")[0] for item in items if _uses_playwright(item)}
-    items.sort(key=lambda item: (item.nodeid.split("::")[0] in files, _uses_playwright(item)))
+    """The files with the most `slow` tests first, then the rest by their number of tests,
+    each file's tests together and in their order; pytest-playwright's tests and their files
+    after the rest. `make test` hands the files to its workers in this order
+    (`--no-loadscope-reorder`): a file of one long test handed out last kept one worker busy
+    while the other sat idle (xdist's own order, by number of tests, put the 77 s bench smoke
+    at the end). (pytest-playwright's session-scoped `browser_name` parameter also lets pytest
+    regroup tests: a test argument merely named `page` once pulled them ahead of the
+    recordings.)"""
+    playwright = {_file(item) for item in items if _uses_playwright(item)}
+    tests: Counter[str] = Counter(_file(item) for item in items)
+    slow: Counter[str] = Counter(_file(item) for item in items if item.get_closest_marker("slow"))
+    first: dict[str, int] = {}
+    for index, item in enumerate(items):
+        first.setdefault(_file(item), index)
+
+    def key(item: pytest.Item) -> tuple[bool, bool, int, int, int]:
+        name = _file(item)
+        return (name in playwright, _uses_playwright(item), -slow[name], -tests[name], first[name])
+
+    items.sort(key=key)
 
 
 @pytest.fixture(autouse=True)

@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from bench.answers._data import load_sets
 from bench.answers._eval import normalise, prepare
 
@@ -96,6 +98,7 @@ def test_the_folds_mode_reports_a_choice_per_held_out_fold(tmp_path: Path) -> No
     )
 
 
+@pytest.mark.slow
 def test_the_service_path_reads_through_serve_with_the_stdlib_client(tmp_path: Path) -> None:
     out = tmp_path / "figures.json"
     proc = run_bench(

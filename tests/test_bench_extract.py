@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from rouge_score import rouge_scorer
 
 from bench.extract.articles import (
@@ -37,6 +38,7 @@ def run_bench(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_the_extraction_bench_prints_scores_cross_validation_and_timing() -> None:
     proc = run_bench(str(ROOT / "tests" / "fixtures"))
     out = proc.stdout
@@ -81,6 +83,7 @@ def test_a_missing_benchmark_folder_is_a_usage_error(tmp_path: Path) -> None:
     assert "no scrapinghub-aeb/ground-truth.json" in proc.stderr
 
 
+@pytest.mark.slow
 def test_held_out_pages_are_scored_without_the_development_pages(tmp_path: Path) -> None:
     """`--held-out` scores only pages the settings never saw: given the whole benchmark
     folder, the development pages in it are skipped, not scored twice."""
@@ -123,6 +126,7 @@ def test_a_readability_folder_without_pages_is_a_usage_error(tmp_path: Path) -> 
     assert f"no <page>/expected.html under {tmp_path}" in proc.stderr
 
 
+@pytest.mark.slow
 def test_wcxb_articles_develop_and_its_test_split_is_held_out(tmp_path: Path) -> None:
     """`--wcxb DIR`: the dev split's articles join the development pages, the test split's
     articles are scored as held out, and other page types are left out (built here in

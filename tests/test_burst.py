@@ -63,6 +63,7 @@ def _waiting(service: ServiceProc) -> int:
         conn.close()
 
 
+@pytest.mark.slow
 def test_twenty_callers_at_once_are_all_answered_on_screen_in_arrival_order_on_one_tab(
     shared_service: ServiceProc,  # noqa: F811
     chrome: ChromeProcess,

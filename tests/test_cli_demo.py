@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from browser_core.chrome import free_port
 from search.cli._demo import _recordings
 from tests._service_proc import clean_env
@@ -21,6 +23,7 @@ def test_the_demo_picks_recordings_that_pin_an_answer() -> None:
     assert _recordings("read")
 
 
+@pytest.mark.slow
 def test_the_demo_answers_a_search_and_a_read_offline(tmp_path: Path) -> None:
     port = free_port()
     env = clean_env(

@@ -55,6 +55,7 @@ def ping_pong(http: LocalServer) -> str:
     return a
 
 
+@pytest.mark.slow
 def test_a_page_that_keeps_navigating_closes_within_a_second_with_the_driver_attached(
     headful: ChromeProcess, http: LocalServer, ping_pong: str, tmp_path: Any
 ) -> None:

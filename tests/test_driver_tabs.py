@@ -300,6 +300,7 @@ def _moved_by_hand(chrome: OwnChrome, url: str) -> None:
     cdp_calls(tabs[0]["webSocketDebuggerUrl"], [("Page.navigate", {"url": url})], 5.0)
 
 
+@pytest.mark.slow
 def test_the_owned_tab_a_person_moved_by_hand_is_found_and_used_by_every_later_call(
     own: OwnChrome, http: LocalServer, tmp_path: Path
 ) -> None:

@@ -502,6 +502,7 @@ WEDGING = {
 
 
 @pytest.mark.parametrize("name", list(WEDGING))
+@pytest.mark.slow
 def test_a_page_that_never_lets_go_costs_one_deadline_and_the_next_read_works(
     tmp_path: Path, name: str
 ) -> None:

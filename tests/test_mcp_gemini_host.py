@@ -131,6 +131,7 @@ def _assert_read_and_failure_reached_the_model_and_the_user(run: Run, server: st
     assert (used["count"], used["success"], used["fail"]) == (3, 1, 2), used
 
 
+@pytest.mark.slow
 def test_gemini_cli_calls_the_stdio_server_and_relays_the_page_and_a_failures_kind_and_fix(
     chrome: ChromeProcess, svc: ServiceProc, http: LocalServer, tmp_path: Path
 ) -> None:

@@ -215,6 +215,7 @@ def _gemini_list(home: Path, trusted: bool) -> str:
 
 
 @pytest.mark.skipif(not (BIN / "gemini").exists(), reason="the Gemini CLI is not in .tools")
+@pytest.mark.slow
 def test_the_documented_gemini_settings_connect_both_servers_once_the_folder_is_trusted(
     svc: ServiceProc, chrome: ChromeProcess, tmp_path: Path
 ) -> None:
@@ -236,6 +237,7 @@ def test_the_documented_gemini_settings_connect_both_servers_once_the_folder_is_
 
 
 @pytest.mark.skipif(not (BIN / "mcp-inspector").exists(), reason="the Inspector is not in .tools")
+@pytest.mark.slow
 def test_the_documented_inspector_cli_command_lists_reads_and_shows_a_failure(
     svc: ServiceProc, chrome: ChromeProcess, http: LocalServer, tmp_path: Path
 ) -> None:

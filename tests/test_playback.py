@@ -90,6 +90,7 @@ def test_pause_then_status_then_stop_through_the_tool(on_air: tuple[BrowseTool, 
     assert again is not None and not again.success and again.failure_kind == "nothing-playing"
 
 
+@pytest.mark.slow
 def test_a_video_that_never_plays_is_a_playback_failure_not_a_success(
     on_air: tuple[BrowseTool, FakeWeb],
 ) -> None:

@@ -67,6 +67,7 @@ def _healthz(service: ServiceProc, timeout: float) -> int | None:
         conn.close()
 
 
+@pytest.mark.slow
 def test_a_stalled_request_cannot_hold_a_connection_open(svc: ServiceProc) -> None:
     """Slowloris: no request, a request head that stops or trickles in a byte a second, a
     body that never comes (with the token, so the guard lets it through)."""
@@ -244,6 +245,7 @@ def test_connections_that_pipeline_and_never_read_cannot_keep_the_brain_out(
     assert closed
 
 
+@pytest.mark.slow
 def test_a_peer_that_stops_reading_its_answers_is_closed(svc: ServiceProc) -> None:
     """Requests sent as a client would (10 ms apart), answers never read: once the socket's
     buffers are full the answers stall and the requests pile up behind them; the service

@@ -65,6 +65,7 @@ def test_play_of_an_age_restricted_video_is_a_playback_failure_in_youtubes_words
     assert took < 1.5 * usual + 1.0, (took, usual)  # no slower than a play that works
 
 
+@pytest.mark.slow
 def test_play_of_a_player_with_no_media_fails_audibly_before_the_deadline(
     on_air: tuple[BrowseTool, FakeWeb],
 ) -> None:
@@ -81,6 +82,7 @@ def test_play_of_a_player_with_no_media_fails_audibly_before_the_deadline(
     assert time.monotonic() - started < tool.settings.call_deadline_s  # the deadline's promise
 
 
+@pytest.mark.slow
 def test_status_of_a_player_waiting_for_data_is_not_playing(
     on_air: tuple[BrowseTool, FakeWeb],
 ) -> None:
@@ -96,6 +98,7 @@ def test_status_of_a_player_waiting_for_data_is_not_playing(
     assert "waiting for the video to load" in body(walk)  # was: "Playing on the stream"
 
 
+@pytest.mark.slow
 def test_resume_of_a_video_that_cannot_play_is_a_playback_failure(
     on_air: tuple[BrowseTool, FakeWeb],
 ) -> None:
