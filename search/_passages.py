@@ -3,12 +3,14 @@ character budget, for the envelope (the brain) and the stage (the viewers) alike
 
 A pure step (no browser, no I/O). The text is split into passages (its paragraphs; a long
 one is cut into windows at sentence ends), each passage is scored against the question with
-BM25 (words for scripts written with spaces; character bigrams for Han, kana and Hangul,
-whose words are not separated, or whose particles are glued to the noun), and the budget is
-filled with a short lead (the opening sentence or two) and then the best passages, given in
-page order with each gap marked `[…]`. At a voice's budget (`SENTENCE_BUDGET` and under) the
-best passages' sentences are scored too (their own BM25 and their passage's), and the budget is
-filled with the best sentences, each with the sentence before and after it in its paragraph.
+BM25 (the stems of words for scripts written with spaces; character bigrams for Han, kana and
+Hangul, whose words are not separated, or whose particles are glued to the noun), and the
+budget is filled with a short lead (the opening sentence or two) and then the best passages,
+given in page order with each gap marked `[…]`. At a voice's budget (`SENTENCE_BUDGET` and
+under) the best passages' sentences are scored too (their own BM25, their passage's, the
+question's phrases they hold, and a date or a number when an English question asks for one),
+and the budget is filled with the sentences most likely to hold the answer for their length,
+each with the sentence after or before it where the answer's context may need it.
 Every read with a question also names its best few sentences with their context
 (`highlights`) and how much of the question the best of them covers (`confidence`, 0 to 1: a
 search that reads uses it to decide whether to open the next result). A text that fits the
@@ -17,12 +19,15 @@ budget, or a read with no question, is returned from its beginning as before.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+
+import snowballstemmer
 
 GAP = "[…]"
 # Passages longer than this are cut into windows of whole sentences (characters); a
@@ -38,7 +43,7 @@ B = 0.75
 # The snippet a search showed for the page (Google's chosen passage) weighs this much
 # against the question's own terms.
 HINT_WEIGHT = 1.0
-# At budgets up to this the budget is filled with sentences (each with its neighbours), not
+# At budgets up to this the budget is filled with sentences (a neighbour where needed), not
 # whole passages: the sentences of the SENTENCE_POOL best passages, each scored with its own
 # BM25 plus PASSAGE_WEIGHT times its passage's (chosen by cross-validation, see docs).
 SENTENCE_BUDGET = 1000
@@ -46,6 +51,24 @@ SENTENCE_POOL = 8
 PASSAGE_WEIGHT = 2.0
 # The sentences a read names as its highlights (with a sentence of context each side).
 HIGHLIGHTS = 3
+# A sentence holding the question's terms next to each other as in the question (a name, a
+# phrase: "Crimean War", "battle of Tchernaya") gains PHRASE_WEIGHT times the pair's mean idf
+# for each such pair (chosen by cross-validation, see docs).
+PHRASE_WEIGHT = 2.0
+# An English question that asks for a date or a number ("when", "what year", "how many")
+# multiplies by 1 + ANSWER_KIND_BONUS the score of a sentence holding a year, a month or a
+# number (chosen by cross-validation, see docs).
+ANSWER_KIND_BONUS = 0.2
+# At a voice's budget the sentences are kept by how likely each is to hold the answer: the
+# FILL_CANDIDATES best, a sentence's likelihood exp((score - best) / (FILL_TEMPERATURE *
+# best)), and the answer's context may need the sentence after (NEED_AFTER: an answer that
+# ends its sentence) or before it (NEED_BEFORE) as well, so a neighbour is kept when it is
+# worth more, for its characters, than the next candidate (chosen by cross-validation and
+# measured on the English development set, see docs).
+FILL_CANDIDATES = 20
+FILL_TEMPERATURE = 0.1
+NEED_AFTER = 0.26
+NEED_BEFORE = 0.1
 
 # Thai, Lao, Myanmar, Khmer, Han (with extensions), kana, Hangul: scored on character
 # bigrams (their words are not separated by spaces, or their particles are glued on).
@@ -65,6 +88,30 @@ _STOP = frozenset(
     "did what which who whom whose when where why how that this these those it its as into "
     "than then there their they he she his her him i you we our your my me name named "
     "called many much".split()
+)
+# Spaced words are cut to their stem (Snowball's English stemmer: "captured" and "capture",
+# "cultivated" and "cultivation" meet), cached: a page's words repeat, and from one read to the
+# next.
+_STEMMER = snowballstemmer.stemmer("english")
+# A question that asks for a date, or for a number, in English; and what answers it.
+_ASKS_DATE = re.compile(
+    r"^\s*(when|in what year|in which year)\b|\b(what|which) (year|decade|century|month|date)\b",
+    re.IGNORECASE,
+)
+_ASKS_NUMBER = re.compile(
+    r"\bhow (many|much|long|old|far|large|big|tall|high|often|fast)\b"
+    r"|\bwhat (percentage|percent|proportion|number|amount)\b",
+    re.IGNORECASE,
+)
+_DATE = re.compile(
+    r"\b(1[0-9]{3}|20[0-9]{2}|[0-9]{1,2}(st|nd|rd|th) century|january|february|march|april|may"
+    r"|june|july|august|september|october|november|december)\b",
+    re.IGNORECASE,
+)
+_NUMBER = re.compile(
+    r"\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty"
+    r"|fifty|hundred|thousand|million|billion|dozen|half)\b",
+    re.IGNORECASE,
 )
 
 
@@ -123,15 +170,20 @@ class Selection:
     extra: dict[str, float] = field(default_factory=dict)
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _stem(word: str) -> str:
+    return str(_STEMMER.stemWord(word))
+
+
 def tokens(text: str) -> list[str]:
-    """Lowercase words of spaced scripts (question words dropped) and character bigrams of
-    unspaced runs (a run of one character is itself)."""
+    """Stems of the lowercase words of spaced scripts (question words dropped) and character
+    bigrams of unspaced runs (a run of one character is itself)."""
     out: list[str] = []
     add = out.append
     for run, word in _TOKEN.findall(text.lower()):
         if word:
             if word not in _STOP:
-                add(word[:-1] if len(word) > 3 and word[-1] == "s" else word)
+                add(_stem(word))
         elif len(run) == 1:
             add(run)
         else:
@@ -259,7 +311,7 @@ def select(
     top = max(scored, key=lambda p: p.score, default=None)
     if top is None or top.score <= 0.0:
         return Selection(text=opening(text, budget), whole_chars=whole, scored=len(scored))
-    ranked = _ranked_sentences(text, scored, idf)
+    ranked = _ranked_sentences(text, scored, idf, question)
     highlights = tuple([h for h in ranked if h.own > 0.0][:HIGHLIGHTS])
     found = Selection(
         text=text,
@@ -274,7 +326,7 @@ def select(
         return found
     lead = _lead(text, scored[0], budget)
     if budget <= SENTENCE_BUDGET:
-        chosen, lead = _fill_sentences(text, ranked, lead, budget)
+        chosen, lead = _fill_likely(text, ranked, lead, budget)
     else:
         chosen, lead = _fill(text, scored, lead, budget)
     body, kept = _render(text, chosen, lead)
@@ -305,10 +357,13 @@ def _paragraph(text: str, at: int) -> tuple[int, int]:
     return start, _rstrip(text, start, end)
 
 
-def _ranked_sentences(text: str, scored: list[Passage], idf: dict[str, float]) -> list[Highlight]:
+def _ranked_sentences(
+    text: str, scored: list[Passage], idf: dict[str, float], question: str = ""
+) -> list[Highlight]:
     """The sentences of the SENTENCE_POOL best passages, best first: each one's BM25 among
-    them (the page's idf) plus PASSAGE_WEIGHT times its passage's score, with its
-    neighbours in its paragraph as context."""
+    them (the page's idf) plus PASSAGE_WEIGHT times its passage's score, plus its phrases of
+    the question, times the answer kind's bonus, with its neighbours in its paragraph as
+    context."""
     pool = sorted((p for p in scored if p.score > 0.0), key=lambda p: (-p.score, p.start))
     spans: list[tuple[int, int, int, int, float]] = []
     paragraphs: dict[int, list[tuple[int, int]]] = {}
@@ -322,14 +377,40 @@ def _ranked_sentences(text: str, scored: list[Passage], idf: dict[str, float]) -
                 before = own[i - 1][0] if i else first
                 after = own[i + 1][1] if i + 1 < len(own) else last
                 spans.append((first, last, before, after, passage.score))
-    bags = [Counter(tokens(text[first:last])) for first, last, *_ in spans]
-    own_scores = _bm25(bags, idf, K1, B)
-    ranked = [
-        Highlight(first, last, own + PASSAGE_WEIGHT * score, before, after, own)
-        for (first, last, before, after, score), own in zip(spans, own_scores, strict=True)
-    ]
+    lists = [tokens(text[first:last]) for first, last, *_ in spans]
+    own_scores = _bm25([Counter(t) for t in lists], idf, K1, B)
+    pairs = _phrases(question, idf)
+    kind = _answer_kind(question)
+    ranked = []
+    for (first, last, before, after, score), own_score, words in zip(
+        spans, own_scores, lists, strict=True
+    ):
+        total = own_score + PASSAGE_WEIGHT * score
+        if pairs:
+            found = set(itertools.pairwise(words))
+            total += PHRASE_WEIGHT * sum(w for pair, w in pairs.items() if pair in found)
+        if kind is not None and kind.search(text, first, last):
+            total *= 1.0 + ANSWER_KIND_BONUS
+        ranked.append(Highlight(first, last, total, before, after, own_score))
     ranked.sort(key=lambda h: (-h.score, h.start))
     return ranked
+
+
+def _phrases(question: str, idf: dict[str, float]) -> dict[tuple[str, str], float]:
+    """The question's pairs of neighbouring terms (question words left out between them),
+    each with its mean idf."""
+    asked = [t for t in tokens(question) if t in idf]
+    return {(a, b): (idf[a] + idf[b]) / 2 for a, b in itertools.pairwise(asked) if a != b}
+
+
+def _answer_kind(question: str) -> re.Pattern[str] | None:
+    """What a sentence holding the answer to an English question holds: a date, a number
+    (or anything: none)."""
+    if _ASKS_DATE.search(question):
+        return _DATE
+    if _ASKS_NUMBER.search(question):
+        return _NUMBER
+    return None
 
 
 def _confidence(
@@ -354,40 +435,122 @@ def _confidence(
     return round(best, 3)
 
 
-def _fill_sentences(
+@dataclass(frozen=True)
+class _Candidates:
+    """The best sentences (by start offset) with their likelihood of holding the answer and
+    their neighbours in their paragraph (None: the paragraph ends there), and where each of
+    these sentences ends."""
+
+    likely: dict[int, float]
+    after: dict[int, int | None]
+    before: dict[int, int | None]
+    ends: dict[int, int]
+    scores: dict[int, float]
+    # each sentence: the candidates whose worth it changes (itself, the ones it neighbours)
+    touches: dict[int, tuple[int, ...]]
+
+
+def _candidates(text: str, ranked: list[Highlight]) -> _Candidates:
+    top = [h for h in ranked[:FILL_CANDIDATES] if h.score > 0.0]
+    best = top[0].score if top else 1.0
+    likely: dict[int, float] = {}
+    after: dict[int, int | None] = {}
+    before: dict[int, int | None] = {}
+    ends: dict[int, int] = {}
+    touches: dict[int, list[int]] = {}
+    for h in top:
+        likely[h.start] = math.exp((h.score - best) / (FILL_TEMPERATURE * best))
+        ends[h.start] = h.end
+        after[h.start] = before[h.start] = None
+        if h.after > h.end:
+            gap = text[h.end : h.after]
+            following = h.end + len(gap) - len(gap.lstrip())
+            ends.setdefault(following, h.after)
+            after[h.start] = following
+        if h.before < h.start:
+            ends.setdefault(h.before, _rstrip(text, h.before, h.start))
+            before[h.start] = h.before
+        for unit in (h.start, after[h.start], before[h.start]):
+            if unit is not None:
+                touches.setdefault(unit, []).append(h.start)
+    scores = {h.start: h.score for h in top}
+    return _Candidates(
+        likely, after, before, ends, scores, {k: tuple(v) for k, v in touches.items()}
+    )
+
+
+def _worth(c: _Candidates, start: int, kept: set[int] | frozenset[int]) -> float:
+    """What candidate `start` adds to the chance the kept sentences hold the answer."""
+    if start not in kept:
+        return 0.0
+    following, previous = c.after[start], c.before[start]
+    return c.likely[start] * (
+        1.0
+        + NEED_AFTER * (following is None or following in kept)
+        + NEED_BEFORE * (previous is None or previous in kept)
+    )
+
+
+def _options(c: _Candidates, kept: set[int], room: int) -> list[tuple[frozenset[int], set[int]]]:
+    """The sentence groups that may be added and fit in `room` (a candidate alone or with
+    either or both neighbours; a kept candidate's missing neighbour), most worth for their
+    characters first, each with the candidates whose worth it changes."""
+    options: list[tuple[float, int, frozenset[int], set[int]]] = []
+    for start in c.likely:
+        following, previous = c.after[start], c.before[start]
+        if start in kept and {following, previous} <= kept | {None}:
+            continue  # kept with its context
+        groups = (
+            ((start,), (start, following), (previous, start), (previous, start, following))
+            if start not in kept
+            else ((following,), (previous,))
+        )
+        for group in groups:
+            add = frozenset(u for u in group if u is not None and u not in kept)
+            if not add:
+                continue
+            length = sum(c.ends[u] - u for u in add)
+            if length > room:
+                continue
+            grown = kept | add
+            affected = {i for u in add for i in c.touches.get(u, ())}
+            gain = sum(_worth(c, i, grown) - _worth(c, i, kept) for i in affected)
+            if gain > 0.0:
+                ratio = gain / (length + len(add) * (len(GAP) + 2))
+                options.append((ratio, min(add), add, affected))
+    options.sort(key=lambda o: (-o[0], o[1]))
+    return [(add, affected) for _, _, add, affected in options]
+
+
+def _fill_likely(
     text: str, ranked: list[Highlight], lead: Passage | None, budget: int
 ) -> tuple[list[Passage], Passage | None]:
-    """The best sentences that fit, best first, each with the sentence before and after it
-    (or the one after, or the one before, or none, as room allows), merged where they
-    touch; the lead is dropped when a kept span holds it."""
+    """The sentences most likely to hold the answer with its context, for their characters:
+    the best candidates, and a candidate's neighbour where the answer may need it, added
+    one group at a time while one fits, merged where they touch; the lead is dropped when a
+    kept span holds it."""
+    c = _candidates(text, ranked)
+    kept: set[int] = set()
     chosen: list[Passage] = []
     used = len(_render(text, chosen, lead)[0])
-    for s in ranked:
-        if s.score <= 0.0 or budget - used < 2:
-            break
-        for start, end in (
-            (s.before, s.after),
-            (s.start, s.after),
-            (s.before, s.end),
-            (s.start, s.end),
-        ):
-            if _covered(Passage(start, end), chosen):
+    while True:
+        # The groups are added in turn while none changes what the ones after it are worth
+        # (they share no candidate); then the worth is counted again.
+        changed: set[int] = set()
+        for add, affected in _options(c, kept, budget - used):
+            if affected & changed:
                 break
-            # A sentence is kept whole or not at all: a span adds at most its length.
-            if end - start > budget - used and not _touches(start, end, chosen):
-                continue
-            trial = _merge(text, [*chosen, Passage(start, end, s.score)])
+            spans = [Passage(u, c.ends[u], c.scores.get(u, 0.0)) for u in sorted(add)]
+            trial = _merge(text, [*chosen, *spans])
             length = len(_render(text, trial, lead)[0])
             if length <= budget:
-                chosen, used = trial, length
-                break
+                chosen, kept, used = trial, kept | add, length
+                changed |= affected
+        if not changed:
+            break
     if lead is not None and _covered(lead, chosen):
         lead = None
     return chosen, lead
-
-
-def _touches(start: int, end: int, chosen: list[Passage]) -> bool:
-    return any(p.start <= end and start <= p.end for p in chosen)
 
 
 def _merge(text: str, spans: list[Passage]) -> list[Passage]:
