@@ -9,8 +9,8 @@ budget is filled with a short lead (the opening sentence or two) and then the be
 given in page order with each gap marked `[…]`. At a voice's budget (`SENTENCE_BUDGET` and
 under) the best passages' sentences are scored too (their own BM25, their passage's, the
 question's phrases they hold, and a date or a number when an English question asks for one),
-and the budget is filled with the sentences most likely to hold the answer for their length,
-each with the sentence after or before it where the answer's context may need it.
+and the budget is filled with the best sentences, each with the sentence before and after it
+in its paragraph.
 Every read with a question also names its best few sentences with their context
 (`highlights`) and how much of the question the best of them covers (`confidence`, 0 to 1: a
 search that reads uses it to decide whether to open the next result). A text that fits the
@@ -43,7 +43,7 @@ B = 0.75
 # The snippet a search showed for the page (Google's chosen passage) weighs this much
 # against the question's own terms.
 HINT_WEIGHT = 1.0
-# At budgets up to this the budget is filled with sentences (a neighbour where needed), not
+# At budgets up to this the budget is filled with sentences (each with its neighbours), not
 # whole passages: the sentences of the SENTENCE_POOL best passages, each scored with its own
 # BM25 plus PASSAGE_WEIGHT times its passage's (chosen by cross-validation, see docs).
 SENTENCE_BUDGET = 1000
@@ -59,16 +59,6 @@ PHRASE_WEIGHT = 2.0
 # multiplies by 1 + ANSWER_KIND_BONUS the score of a sentence holding a year, a month or a
 # number (chosen by cross-validation, see docs).
 ANSWER_KIND_BONUS = 0.2
-# At a voice's budget the sentences are kept by how likely each is to hold the answer: the
-# FILL_CANDIDATES best, a sentence's likelihood exp((score - best) / (FILL_TEMPERATURE *
-# best)), and the answer's context may need the sentence after (NEED_AFTER: an answer that
-# ends its sentence) or before it (NEED_BEFORE) as well, so a neighbour is kept when it is
-# worth more, for its characters, than the next candidate (chosen by cross-validation and
-# measured on the English development set, see docs).
-FILL_CANDIDATES = 20
-FILL_TEMPERATURE = 0.1
-NEED_AFTER = 0.26
-NEED_BEFORE = 0.1
 
 # Thai, Lao, Myanmar, Khmer, Han (with extensions), kana, Hangul: scored on character
 # bigrams (their words are not separated by spaces, or their particles are glued on).
@@ -326,7 +316,7 @@ def select(
         return found
     lead = _lead(text, scored[0], budget)
     if budget <= SENTENCE_BUDGET:
-        chosen, lead = _fill_likely(text, ranked, lead, budget)
+        chosen, lead = _fill_sentences(text, ranked, lead, budget)
     else:
         chosen, lead = _fill(text, scored, lead, budget)
     body, kept = _render(text, chosen, lead)
@@ -435,122 +425,40 @@ def _confidence(
     return round(best, 3)
 
 
-@dataclass(frozen=True)
-class _Candidates:
-    """The best sentences (by start offset) with their likelihood of holding the answer and
-    their neighbours in their paragraph (None: the paragraph ends there), and where each of
-    these sentences ends."""
-
-    likely: dict[int, float]
-    after: dict[int, int | None]
-    before: dict[int, int | None]
-    ends: dict[int, int]
-    scores: dict[int, float]
-    # each sentence: the candidates whose worth it changes (itself, the ones it neighbours)
-    touches: dict[int, tuple[int, ...]]
-
-
-def _candidates(text: str, ranked: list[Highlight]) -> _Candidates:
-    top = [h for h in ranked[:FILL_CANDIDATES] if h.score > 0.0]
-    best = top[0].score if top else 1.0
-    likely: dict[int, float] = {}
-    after: dict[int, int | None] = {}
-    before: dict[int, int | None] = {}
-    ends: dict[int, int] = {}
-    touches: dict[int, list[int]] = {}
-    for h in top:
-        likely[h.start] = math.exp((h.score - best) / (FILL_TEMPERATURE * best))
-        ends[h.start] = h.end
-        after[h.start] = before[h.start] = None
-        if h.after > h.end:
-            gap = text[h.end : h.after]
-            following = h.end + len(gap) - len(gap.lstrip())
-            ends.setdefault(following, h.after)
-            after[h.start] = following
-        if h.before < h.start:
-            ends.setdefault(h.before, _rstrip(text, h.before, h.start))
-            before[h.start] = h.before
-        for unit in (h.start, after[h.start], before[h.start]):
-            if unit is not None:
-                touches.setdefault(unit, []).append(h.start)
-    scores = {h.start: h.score for h in top}
-    return _Candidates(
-        likely, after, before, ends, scores, {k: tuple(v) for k, v in touches.items()}
-    )
-
-
-def _worth(c: _Candidates, start: int, kept: set[int] | frozenset[int]) -> float:
-    """What candidate `start` adds to the chance the kept sentences hold the answer."""
-    if start not in kept:
-        return 0.0
-    following, previous = c.after[start], c.before[start]
-    return c.likely[start] * (
-        1.0
-        + NEED_AFTER * (following is None or following in kept)
-        + NEED_BEFORE * (previous is None or previous in kept)
-    )
-
-
-def _options(c: _Candidates, kept: set[int], room: int) -> list[tuple[frozenset[int], set[int]]]:
-    """The sentence groups that may be added and fit in `room` (a candidate alone or with
-    either or both neighbours; a kept candidate's missing neighbour), most worth for their
-    characters first, each with the candidates whose worth it changes."""
-    options: list[tuple[float, int, frozenset[int], set[int]]] = []
-    for start in c.likely:
-        following, previous = c.after[start], c.before[start]
-        if start in kept and {following, previous} <= kept | {None}:
-            continue  # kept with its context
-        groups = (
-            ((start,), (start, following), (previous, start), (previous, start, following))
-            if start not in kept
-            else ((following,), (previous,))
-        )
-        for group in groups:
-            add = frozenset(u for u in group if u is not None and u not in kept)
-            if not add:
-                continue
-            length = sum(c.ends[u] - u for u in add)
-            if length > room:
-                continue
-            grown = kept | add
-            affected = {i for u in add for i in c.touches.get(u, ())}
-            gain = sum(_worth(c, i, grown) - _worth(c, i, kept) for i in affected)
-            if gain > 0.0:
-                ratio = gain / (length + len(add) * (len(GAP) + 2))
-                options.append((ratio, min(add), add, affected))
-    options.sort(key=lambda o: (-o[0], o[1]))
-    return [(add, affected) for _, _, add, affected in options]
-
-
-def _fill_likely(
+def _fill_sentences(
     text: str, ranked: list[Highlight], lead: Passage | None, budget: int
 ) -> tuple[list[Passage], Passage | None]:
-    """The sentences most likely to hold the answer with its context, for their characters:
-    the best candidates, and a candidate's neighbour where the answer may need it, added
-    one group at a time while one fits, merged where they touch; the lead is dropped when a
-    kept span holds it."""
-    c = _candidates(text, ranked)
-    kept: set[int] = set()
+    """The best sentences that fit, best first, each with the sentence before and after it
+    (or the one after, or the one before, or none, as room allows), merged where they
+    touch; the lead is dropped when a kept span holds it."""
     chosen: list[Passage] = []
     used = len(_render(text, chosen, lead)[0])
-    while True:
-        # The groups are added in turn while none changes what the ones after it are worth
-        # (they share no candidate); then the worth is counted again.
-        changed: set[int] = set()
-        for add, affected in _options(c, kept, budget - used):
-            if affected & changed:
+    for s in ranked:
+        if s.score <= 0.0 or budget - used < 2:
+            break
+        for start, end in (
+            (s.before, s.after),
+            (s.start, s.after),
+            (s.before, s.end),
+            (s.start, s.end),
+        ):
+            if _covered(Passage(start, end), chosen):
                 break
-            spans = [Passage(u, c.ends[u], c.scores.get(u, 0.0)) for u in sorted(add)]
-            trial = _merge(text, [*chosen, *spans])
+            # A sentence is kept whole or not at all: a span adds at most its length.
+            if end - start > budget - used and not _touches(start, end, chosen):
+                continue
+            trial = _merge(text, [*chosen, Passage(start, end, s.score)])
             length = len(_render(text, trial, lead)[0])
             if length <= budget:
-                chosen, kept, used = trial, kept | add, length
-                changed |= affected
-        if not changed:
-            break
+                chosen, used = trial, length
+                break
     if lead is not None and _covered(lead, chosen):
         lead = None
     return chosen, lead
+
+
+def _touches(start: int, end: int, chosen: list[Passage]) -> bool:
+    return any(p.start <= end and start <= p.end for p in chosen)
 
 
 def _merge(text: str, spans: list[Passage]) -> list[Passage]:
