@@ -3,12 +3,14 @@ character budget, for the envelope (the brain) and the stage (the viewers) alike
 
 A pure step (no browser, no I/O). The text is split into passages (its paragraphs; a long
 one is cut into windows at sentence ends), each passage is scored against the question with
-BM25 (words for scripts written with spaces; character bigrams for Han, kana and Hangul,
-whose words are not separated, or whose particles are glued to the noun), and the budget is
-filled with a short lead (the opening sentence or two) and then the best passages, given in
-page order with each gap marked `[…]`. At a voice's budget (`SENTENCE_BUDGET` and under) the
-best passages' sentences are scored too (their own BM25 and their passage's), and the budget is
-filled with the best sentences, each with the sentence before and after it in its paragraph.
+BM25 (the stems of words for scripts written with spaces; character bigrams for Han, kana and
+Hangul, whose words are not separated, or whose particles are glued to the noun), and the
+budget is filled with a short lead (the opening sentence or two) and then the best passages,
+given in page order with each gap marked `[…]`. At a voice's budget (`SENTENCE_BUDGET` and
+under) the best passages' sentences are scored too (their own BM25, their passage's, the
+question's phrases they hold, and a date or a number when an English question asks for one),
+and the budget is filled with the best sentences, each with the sentence before and after it
+in its paragraph.
 Every read with a question also names its best few sentences with their context
 (`highlights`) and how much of the question the best of them covers (`confidence`, 0 to 1: a
 search that reads uses it to decide whether to open the next result). A text that fits the
@@ -17,12 +19,15 @@ budget, or a read with no question, is returned from its beginning as before.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+
+import snowballstemmer
 
 GAP = "[…]"
 # Passages longer than this are cut into windows of whole sentences (characters); a
@@ -46,6 +51,14 @@ SENTENCE_POOL = 8
 PASSAGE_WEIGHT = 2.0
 # The sentences a read names as its highlights (with a sentence of context each side).
 HIGHLIGHTS = 3
+# A sentence holding the question's terms next to each other as in the question (a name, a
+# phrase: "Crimean War", "battle of Tchernaya") gains PHRASE_WEIGHT times the pair's mean idf
+# for each such pair (chosen by cross-validation, see docs).
+PHRASE_WEIGHT = 2.0
+# An English question that asks for a date or a number ("when", "what year", "how many")
+# multiplies by 1 + ANSWER_KIND_BONUS the score of a sentence holding a year, a month or a
+# number (chosen by cross-validation, see docs).
+ANSWER_KIND_BONUS = 0.2
 
 # Thai, Lao, Myanmar, Khmer, Han (with extensions), kana, Hangul: scored on character
 # bigrams (their words are not separated by spaces, or their particles are glued on).
@@ -65,6 +78,30 @@ _STOP = frozenset(
     "did what which who whom whose when where why how that this these those it its as into "
     "than then there their they he she his her him i you we our your my me name named "
     "called many much".split()
+)
+# Spaced words are cut to their stem (Snowball's English stemmer: "captured" and "capture",
+# "cultivated" and "cultivation" meet), cached: a page's words repeat, and from one read to the
+# next.
+_STEMMER = snowballstemmer.stemmer("english")
+# A question that asks for a date, or for a number, in English; and what answers it.
+_ASKS_DATE = re.compile(
+    r"^\s*(when|in what year|in which year)\b|\b(what|which) (year|decade|century|month|date)\b",
+    re.IGNORECASE,
+)
+_ASKS_NUMBER = re.compile(
+    r"\bhow (many|much|long|old|far|large|big|tall|high|often|fast)\b"
+    r"|\bwhat (percentage|percent|proportion|number|amount)\b",
+    re.IGNORECASE,
+)
+_DATE = re.compile(
+    r"\b(1[0-9]{3}|20[0-9]{2}|[0-9]{1,2}(st|nd|rd|th) century|january|february|march|april|may"
+    r"|june|july|august|september|october|november|december)\b",
+    re.IGNORECASE,
+)
+_NUMBER = re.compile(
+    r"\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty"
+    r"|fifty|hundred|thousand|million|billion|dozen|half)\b",
+    re.IGNORECASE,
 )
 
 
@@ -123,15 +160,20 @@ class Selection:
     extra: dict[str, float] = field(default_factory=dict)
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _stem(word: str) -> str:
+    return str(_STEMMER.stemWord(word))
+
+
 def tokens(text: str) -> list[str]:
-    """Lowercase words of spaced scripts (question words dropped) and character bigrams of
-    unspaced runs (a run of one character is itself)."""
+    """Stems of the lowercase words of spaced scripts (question words dropped) and character
+    bigrams of unspaced runs (a run of one character is itself)."""
     out: list[str] = []
     add = out.append
     for run, word in _TOKEN.findall(text.lower()):
         if word:
             if word not in _STOP:
-                add(word[:-1] if len(word) > 3 and word[-1] == "s" else word)
+                add(_stem(word))
         elif len(run) == 1:
             add(run)
         else:
@@ -259,7 +301,7 @@ def select(
     top = max(scored, key=lambda p: p.score, default=None)
     if top is None or top.score <= 0.0:
         return Selection(text=opening(text, budget), whole_chars=whole, scored=len(scored))
-    ranked = _ranked_sentences(text, scored, idf)
+    ranked = _ranked_sentences(text, scored, idf, question)
     highlights = tuple([h for h in ranked if h.own > 0.0][:HIGHLIGHTS])
     found = Selection(
         text=text,
@@ -305,10 +347,13 @@ def _paragraph(text: str, at: int) -> tuple[int, int]:
     return start, _rstrip(text, start, end)
 
 
-def _ranked_sentences(text: str, scored: list[Passage], idf: dict[str, float]) -> list[Highlight]:
+def _ranked_sentences(
+    text: str, scored: list[Passage], idf: dict[str, float], question: str = ""
+) -> list[Highlight]:
     """The sentences of the SENTENCE_POOL best passages, best first: each one's BM25 among
-    them (the page's idf) plus PASSAGE_WEIGHT times its passage's score, with its
-    neighbours in its paragraph as context."""
+    them (the page's idf) plus PASSAGE_WEIGHT times its passage's score, plus its phrases of
+    the question, times the answer kind's bonus, with its neighbours in its paragraph as
+    context."""
     pool = sorted((p for p in scored if p.score > 0.0), key=lambda p: (-p.score, p.start))
     spans: list[tuple[int, int, int, int, float]] = []
     paragraphs: dict[int, list[tuple[int, int]]] = {}
@@ -322,14 +367,40 @@ def _ranked_sentences(text: str, scored: list[Passage], idf: dict[str, float]) -
                 before = own[i - 1][0] if i else first
                 after = own[i + 1][1] if i + 1 < len(own) else last
                 spans.append((first, last, before, after, passage.score))
-    bags = [Counter(tokens(text[first:last])) for first, last, *_ in spans]
-    own_scores = _bm25(bags, idf, K1, B)
-    ranked = [
-        Highlight(first, last, own + PASSAGE_WEIGHT * score, before, after, own)
-        for (first, last, before, after, score), own in zip(spans, own_scores, strict=True)
-    ]
+    lists = [tokens(text[first:last]) for first, last, *_ in spans]
+    own_scores = _bm25([Counter(t) for t in lists], idf, K1, B)
+    pairs = _phrases(question, idf)
+    kind = _answer_kind(question)
+    ranked = []
+    for (first, last, before, after, score), own_score, words in zip(
+        spans, own_scores, lists, strict=True
+    ):
+        total = own_score + PASSAGE_WEIGHT * score
+        if pairs:
+            found = set(itertools.pairwise(words))
+            total += PHRASE_WEIGHT * sum(w for pair, w in pairs.items() if pair in found)
+        if kind is not None and kind.search(text, first, last):
+            total *= 1.0 + ANSWER_KIND_BONUS
+        ranked.append(Highlight(first, last, total, before, after, own_score))
     ranked.sort(key=lambda h: (-h.score, h.start))
     return ranked
+
+
+def _phrases(question: str, idf: dict[str, float]) -> dict[tuple[str, str], float]:
+    """The question's pairs of neighbouring terms (question words left out between them),
+    each with its mean idf."""
+    asked = [t for t in tokens(question) if t in idf]
+    return {(a, b): (idf[a] + idf[b]) / 2 for a, b in itertools.pairwise(asked) if a != b}
+
+
+def _answer_kind(question: str) -> re.Pattern[str] | None:
+    """What a sentence holding the answer to an English question holds: a date, a number
+    (or anything: none)."""
+    if _ASKS_DATE.search(question):
+        return _DATE
+    if _ASKS_NUMBER.search(question):
+        return _NUMBER
+    return None
 
 
 def _confidence(

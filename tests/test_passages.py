@@ -82,7 +82,7 @@ def test_unspaced_scripts_find_their_answer(question: str, answer: str, filler: 
 def test_unspaced_runs_are_bigrams_and_question_words_are_dropped() -> None:
     assert tokens("東京都") == ["東京", "京都"]
     assert tokens("등대는") == ["등대", "대는"]
-    assert tokens("What is the Lighthouse") == ["lighthouse"]
+    assert tokens("What is the Lighthouse") == ["lighthous"]  # its stem
 
 
 def test_a_long_paragraph_is_cut_into_windows_of_whole_sentences() -> None:
@@ -194,6 +194,63 @@ def test_a_sentence_in_a_passage_that_matches_more_wins_a_tie() -> None:
     assert top.text(text) == "The keeper rang the bell."
     assert top.start > text.index(strong)  # the strong passage's, though the weak one's is first
     assert text[top.before : top.after] == strong
+
+
+def test_english_words_meet_at_their_stem() -> None:
+    assert tokens("captured capture") == tokens("capture captured") == ["captur", "captur"]
+    assert tokens("fortresses") == tokens("fortress")
+
+
+RIDGE = [
+    "The northern ridge was covered in pine forest above the harbour.",
+    "Shepherds walked their flocks along the northern ridge each spring.",
+    "A chapel stood on the northern ridge until the great storm.",
+    "From the northern ridge the whole bay could be seen on a clear day.",
+]
+TAKEN = (
+    "Its capture in 1721 was the work of Ada Lindqvist, whose company held the fortresses "
+    "for a decade."
+)
+
+
+def test_at_a_voice_budget_a_question_in_other_words_keeps_the_answer_sentence() -> None:
+    # the answer's sentence shares no word with the question, only stems ("captured" and
+    # "capture", "fortress" and "fortresses"); four sentences share two words with it
+    text = "\n".join(
+        [
+            " ".join(HARBOUR[:20]),
+            " ".join([*HARBOUR[20:25], RIDGE[0], RIDGE[1], *HARBOUR[25:30]]),
+            " ".join([*HARBOUR[30:35], RIDGE[2], *HARBOUR[35:38]]),
+            " ".join([*HARBOUR[38:42], TAKEN, *HARBOUR[42:45]]),
+            " ".join([*HARBOUR[45:50], RIDGE[3], *HARBOUR[50:]]),
+        ]
+    )
+    chosen = select(text, "Who captured the fortress on the northern ridge?", 600)
+    assert chosen.focused and len(chosen.text) <= 600
+    assert TAKEN in chosen.text
+    for piece in chosen.text.split(GAP):  # whole sentences only
+        assert not piece.strip() or piece.strip() in text
+
+
+def test_a_question_asking_when_prefers_the_sentence_with_a_date() -> None:
+    dated = (
+        "After many storms and a long illness the keeper finally left the lighthouse in 1904, "
+        "aged seventy."
+    )
+    undated = "The keeper left the lighthouse often to fish."
+    text = "\n".join(
+        [
+            " ".join(HARBOUR[:20]),
+            " ".join([*HARBOUR[20:25], undated, *HARBOUR[25:30]]),
+            " ".join([*HARBOUR[30:35], dated, *HARBOUR[35:40]]),
+            " ".join(HARBOUR[40:]),
+        ]
+    )
+    chosen = select(text, "When did the keeper leave the lighthouse?", 600)
+    assert chosen.highlights[0].text(text) == dated and dated in chosen.text
+    # the same question without asking for a date: the shorter sentence matches better
+    plain = select(text, "Did the keeper leave the lighthouse?", 600)
+    assert plain.highlights[0].text(text) == undated
 
 
 @pytest.mark.parametrize(
