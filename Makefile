@@ -104,19 +104,22 @@ serve: setup
 
 # The suite on every core (pytest-xdist, the files in conftest's order: the slow ones first),
 # then the tests marked `serial` (they measure time or memory, or hold a deadline to the
-# second) alone: a busy neighbour would make them flake. pytest-playwright's sync tests (the
+# second) with nothing else beside them, in two lanes (conftest's `xdist_group`s: the screen's
+# pictures, and the deadlines, memory and object counts), each lane one test at a time: the
+# parallel part's load would make them flake. pytest-playwright's sync tests (the
 # console's, the rendered pages') run beside the first part in a process of their own (its
 # event loop stays running after them and breaks any later `asyncio.run`); their report is
-# printed after it (test-results/playwright.log).
-PW_LOG := test-results/playwright.log
+# printed after it (.venv/test-playwright.log: pytest-playwright empties test-results/ as
+# each session starts; its own output goes to test-results/playwright).
+PW_LOG := .venv/test-playwright.log
 test: setup
-	@mkdir -p $(dir $(PW_LOG)); \
-	$(PY) -m pytest -q -p no:xdist -m "sync_playwright and not serial" >$(PW_LOG) 2>&1 & pw=$$!; \
+	@$(PY) -m pytest -q -p no:xdist -m "sync_playwright and not serial" \
+	  --output test-results/playwright >$(PW_LOG) 2>&1 & pw=$$!; \
 	$(PY) -m pytest -q -n auto --dist loadfile --no-loadscope-reorder -m "not serial and not sync_playwright"; \
 	rc=$$?; wait $$pw; pwrc=$$?; \
 	if [ $$pwrc -ne 0 ]; then cat $(PW_LOG); else tail -n 1 $(PW_LOG); fi; \
 	[ $$rc -eq 0 ] && [ $$pwrc -eq 0 ]
-	@$(PY) -m pytest -q -m serial
+	@$(PY) -m pytest -q -n 2 --dist loadgroup -m serial
 
 # Every stream-safety and screen defense switched off in turn, with the tests that must then
 # fail (minutes; not part of `make test`; docs/testing.md). ARGS="--only NAME" for one.

@@ -34,6 +34,14 @@ def _uses_playwright(item: pytest.Item) -> bool:
     return "browser_name" in getattr(item, "fixturenames", ())
 
 
+# The serial tests in two lanes, one per worker (`make test`: `-n 2 --dist loadgroup`): what
+# the screen shows (a picture and the stage's time-bounded work), and what holds a deadline or
+# counts memory and objects. Each lane runs its tests one at a time, beside the other.
+SCREEN_FILES = frozenset(
+    {"tests/test_stage_screen.py", "tests/test_stage_covers.py", "tests/test_stage_focus.py"}
+)
+
+
 def pytest_itemcollected(item: pytest.Item) -> None:
     """pytest-playwright's tests (its sync `page` and kin) are marked `sync_playwright`,
     before `-m` picks: its event loop keeps running in the worker's thread for the rest of
@@ -41,6 +49,9 @@ def pytest_itemcollected(item: pytest.Item) -> None:
     process of their own (`-m sync_playwright`)."""
     if _uses_playwright(item):
         item.add_marker(pytest.mark.sync_playwright)
+    if item.get_closest_marker("serial"):
+        lane = "screen" if _file(item) in SCREEN_FILES else "timed"
+        item.add_marker(pytest.mark.xdist_group(lane))
 
 
 def _file(item: pytest.Item) -> str:
