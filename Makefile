@@ -113,7 +113,7 @@ serve: setup
 # each session starts; its own output goes to test-results/playwright).
 PW_LOG := .venv/test-playwright.log
 test: setup
-	@$(PY) -m pytest -q -p no:xdist -m "sync_playwright and not serial" \
+	@$(PY) -m pytest -q -m "sync_playwright and not serial" \
 	  --output test-results/playwright >$(PW_LOG) 2>&1 & pw=$$!; \
 	$(PY) -m pytest -q -n auto --dist loadfile --no-loadscope-reorder -m "not serial and not sync_playwright"; \
 	rc=$$?; wait $$pw; pwrc=$$?; \
