@@ -20,6 +20,7 @@ import contextlib
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
+from urllib.parse import urldefrag
 
 import structlog
 from playwright.async_api import Error as PlaywrightError
@@ -66,32 +67,41 @@ async def document_html(
 STILL_S = 0.25  # no document committed for this long: the page stays where it is
 
 
+class Commits:
+    """Counts the documents that commit in `page`'s main frame while it is entered."""
+
+    def __init__(self, page: Page) -> None:
+        self.page = page
+        self.count = 0
+
+    def _committed(self, frame: Any) -> None:
+        if frame is self.page.main_frame:
+            self.count += 1
+
+    def __enter__(self) -> Commits:
+        self.page.on("framenavigated", self._committed)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.page.remove_listener("framenavigated", self._committed)
+
+
 async def stays(page: Page, quiet_s: float = STILL_S, within_s: float = 2.0) -> bool:
     """Whether no document commits in `page`'s main frame for `quiet_s`, within `within_s`
     (a page that moved itself on once, to a consent page or a new address, stays; a page
     that keeps moving does not)."""
-    commits = 0
-
-    def committed(frame: Any) -> None:
-        nonlocal commits
-        if frame is page.main_frame:
-            commits += 1
-
-    page.on("framenavigated", committed)
-    try:
+    with Commits(page) as commits:
         until = time.monotonic() + within_s
         while time.monotonic() + quiet_s <= until:
-            seen = commits
+            seen = commits.count
             await asyncio.sleep(quiet_s)
-            if commits == seen:
+            if commits.count == seen:
                 return True
         return False
-    finally:
-        page.remove_listener("framenavigated", committed)
 
 
 def _same(a: str, b: str) -> bool:
-    return a.split("#", 1)[0] == b.split("#", 1)[0]
+    return urldefrag(a).url == urldefrag(b).url
 
 
 async def _read(page: Page, tries: int, timeout_ms: float) -> str:

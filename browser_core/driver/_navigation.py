@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urldefrag
@@ -25,6 +24,7 @@ from .._errors import BlockedUrl, CdpUnreachable, NavigationFailed, OperationTim
 from .._settings import Settings
 from ..safety._policy import check_url, is_allowed
 from ._connection import CDP_HINT, Connection
+from ._document import STILL_S, Commits
 from ._early_body import EarlyBody, armed
 from ._page_guards import Downloads
 from ._playwright_errors import ErrorClass, classify_error, short
@@ -41,7 +41,6 @@ _TEXT_SIZE_JS = (
 )
 _SETTLED_TEXT = 200  # characters: below this a page is probably still being rendered
 _SETTLE_POLL_S = 0.15
-_QUIET_S = 0.25  # no document committed for this long: the page is still (`_still`)
 
 
 @dataclass(frozen=True)
@@ -126,27 +125,18 @@ class Navigation:
         document, where nothing moves the page on; interrupted again, where it went is read
         (as a script redirect of our own document, which the second try meets again)."""
         started = time.monotonic()
-        commits = 0
-
-        def committed(frame: Any) -> None:
-            nonlocal commits
-            if frame is page.main_frame:
-                commits += 1
-
-        page.on("framenavigated", committed)
-        try:
-            return await self._goto_once(page, url, wait_until, nav_ms, last=False)
-        except PlaywrightError as exc:
-            if not await self._beaten(exc, lambda: commits):
-                raise
-            log.info("driver.goto_beaten", url=url[:200], error=short(exc))
-        finally:
-            page.remove_listener("framenavigated", committed)
+        with Commits(page) as commits:
+            try:
+                return await self._goto_once(page, url, wait_until, nav_ms, last=False)
+            except PlaywrightError as exc:
+                if not await self._beaten(exc, commits):
+                    raise
+                log.info("driver.goto_beaten", url=url[:200], error=short(exc))
         await _still(page)
         left_ms = nav_ms - (time.monotonic() - started) * 1000
         return await self._goto_once(page, url, wait_until, max(left_ms, 1000), last=True)
 
-    async def _beaten(self, exc: PlaywrightError, commits: Callable[[], int]) -> bool:
+    async def _beaten(self, exc: PlaywrightError, commits: Commits) -> bool:
         """Whether another navigation beat ours: Playwright says so ("interrupted by another
         navigation"), or Chrome aborted ours (net::ERR_ABORTED), no download came, and another
         document committed in the page meanwhile (a 204 commits nothing; the commit's event
@@ -158,9 +148,9 @@ class Navigation:
             return False  # Chrome going away aborts a navigation too
         if await self._downloads.fired():
             return False
-        if not commits():
+        if not commits.count:
             await asyncio.sleep(0.1)
-        return commits() > 0
+        return commits.count > 0
 
     async def _goto_once(
         self, page: Page, url: str, wait_until: WaitUntil, nav_ms: float, *, last: bool
@@ -263,7 +253,7 @@ class Navigation:
         raise NavigationFailed(f"could not open {url[:200]}: {short(exc)}", url=url[:200]) from exc
 
 
-async def _still(page: Page, quiet_s: float = _QUIET_S, within_s: float = 4.0) -> None:
+async def _still(page: Page, quiet_s: float = STILL_S, within_s: float = 4.0) -> None:
     """A blank document in `page` that stays: no document commits in it for `quiet_s` after.
 
     Checking the address is not enough: a navigation Playwright called "interrupted by
@@ -272,26 +262,16 @@ async def _still(page: Page, quiet_s: float = _QUIET_S, within_s: float = 4.0) -
     the first blank committed after the second, and interrupted the goto that followed).
     Bounded by `within_s`: a page that never stops is left to the goto after it.
     """
-    commits = 0
-
-    def committed(frame: Any) -> None:
-        nonlocal commits
-        if frame is page.main_frame:
-            commits += 1
-
-    page.on("framenavigated", committed)
-    try:
+    with Commits(page) as commits:
         until = time.monotonic() + within_s
         while time.monotonic() < until:
             if page.url != NEUTRAL_URL:
                 with contextlib.suppress(PlaywrightError):
                     await page.goto(NEUTRAL_URL, timeout=3000)
-            seen = commits
+            seen = commits.count
             await asyncio.sleep(quiet_s)
-            if commits == seen and page.url == NEUTRAL_URL:
+            if commits.count == seen and page.url == NEUTRAL_URL:
                 return
-    finally:
-        page.remove_listener("framenavigated", committed)
 
 
 def _same_document(a: str, b: str) -> bool:
