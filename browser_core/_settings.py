@@ -47,6 +47,7 @@ _TOML_KEYS: dict[str, str] = {
     "google.consent": "google_consent",
     "google.search_read": "search_read",
     "google.search_read_confidence": "search_read_confidence",
+    "google.overview_wait_s": "google_overview_wait_s",
 }
 
 # What each variable accepts, for one-line error messages.
@@ -148,6 +149,13 @@ class Settings(BaseSettings):
     # next organic result is opened too and the better of the two answers; 0: never.
     search_read_confidence: float = Field(
         default=0.5, ge=0.0, le=1.0, validation_alias="SB_SEARCH_READ_CONFIDENCE"
+    )
+    # How long a search waits for Google's AI Overview to finish streaming in when the results
+    # page shows one still being written (never past the call's deadline budget); 0: never
+    # wait (an overview complete in the page is still read). docs/google.md says how it was
+    # chosen.
+    google_overview_wait_s: float = Field(
+        default=3.0, ge=0.0, le=30.0, validation_alias="SB_GOOGLE_OVERVIEW_WAIT_S"
     )
     # Consent banners on the broadcast screen (browser_core/stage/_consent.py); unset: follow
     # SB_GOOGLE_CONSENT. "off" leaves them on screen.

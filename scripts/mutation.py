@@ -51,7 +51,12 @@ TARGETS = (
         "browser_core/safety/_lookalike.py",
         ("tests/test_lookalike.py", "tests/test_envelope.py"),
     ),
-    Target("google", "search/parsers/google.py", ("tests/test_parsers_google.py",)),
+    Target("google", "search/parsers/google/_organic.py", ("tests/test_parsers_google.py",)),
+    Target(
+        "overview",
+        "search/parsers/google/_overview.py",
+        ("tests/test_parsers_google_overview.py",),
+    ),
     Target("youtube", "search/parsers/youtube.py", ("tests/test_parsers_youtube.py",)),
     # The passage selection, once it is on main (its tests by the same name).
     Target("passages", "search/_passages.py", ("tests/test_passages.py",)),

@@ -31,9 +31,15 @@ def test_parse_serp_should_print_results_for_each_file_in_order(
     assert set(first) == {
         "file",
         "results",
+        "ai_overview",
+        "ai_overview_state",
         "answer",
         "knowledge_panel",
         "people_also_ask",
+        "top_stories",
+        "videos",
+        "discussions",
+        "short_videos",
         "blocked",
     }
     results = first["results"]

@@ -430,3 +430,52 @@ def test_caption_text_is_one_clean_short_line() -> None:
     assert caption_for("play", caption_subject(url)) == "Playing: the requested video"
     assert clean("a\u202ebc\x00d" + "x" * 200).startswith("abc d")
     assert len(clean("x" * 200)) == 80
+
+
+OVERVIEW_STATE_JS = """() => {
+  const control = document.querySelector('[aria-controls="m-x-content"]');
+  const box = document.getElementById('m-x-content').closest('[data-fh]');
+  return {expanded: control.getAttribute('aria-expanded'),
+          clipped: box.scrollHeight > box.clientHeight + 1};
+}"""
+
+
+def test_a_search_the_overview_answers_opens_it_and_highlights_what_the_brain_heard(
+    stage_settings: Settings, display: Display, tmp_path: Path
+) -> None:
+    from browser_core import Deadline
+    from search._types import Request
+    from search.providers.google import GoogleProvider
+    from tests import _serp_pages as pages
+    from tests._web import FakeWeb, Page
+
+    fake = FakeWeb()
+    fake.add("https://www.google.com/search", Page(pages.page_2026("why is the sky blue")))
+    settings = stage_settings.model_copy(update={"search_read": "auto"})
+    driver = SyncDriver(settings)
+    driver.driver.page_hooks.append(fake.hook)
+    try:
+        found = driver.call(
+            GoogleProvider(driver.driver).run(
+                Request(action="search", query="why is the sky blue"),
+                settings,
+                Deadline(20),
+            ),
+            25,
+        )
+        view = seen(driver)  # the next use of the tab waits for the stage to finish
+        state = on_tab(driver, lambda page: page.evaluate(OVERVIEW_STATE_JS))
+        lightly = seen(driver, CONTEXT)
+        until = time.monotonic() + 5  # the screen shows what the tab holds: a frame or two
+        while (pixels := highlight_pixels(screen := display.grab())) < 500:
+            assert time.monotonic() < until, f"no highlight on screen ({pixels} pixels)"
+            time.sleep(0.05)
+        display.save_png(tmp_path / "stage-overview.png")
+    finally:
+        driver.shutdown()
+    spoken = found.data["ai_overview"]["text"]
+    assert state == {"expanded": "true", "clipped": False}, "opened by its own Show more"
+    assert view["ranges"] == 1 and view["first"].strip() in spoken
+    assert lightly["ranges"] >= 3  # the rest of what the brain heard, lightly
+    assert inside(view["rect"], view["vw"], view["vh"]), view
+    assert dark_share(screen) > 0.01

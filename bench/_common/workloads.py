@@ -5,13 +5,19 @@ article) on its stage, and the bare-Playwright floor row: shared by `bench.warm`
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import quote_plus
 
 from bench._common.serve import Served, read_page
 from bench._common.stage import Stage, open_stage
 
 QUERY = "us presidents"
+# The 2026-shaped results page (tests/_serp_pages.py): an AI Overview at the top, the 2026
+# snippets, forum and short-video blocks, and inline scripts and styles to a real page's
+# weight (1.2-1.8 MB in 2026; this one about 1.8 MB).
+QUERY_2026 = "why is the sky blue"
+PADDING_2026_KB = 1700
 
 
 # -- pages ------------------------------------------------------------------------------------
@@ -26,6 +32,7 @@ class Workload:
     page: Path
     size: int
     target: str = ""  # the query or the URL, set once the server runs
+    rows: frozenset[int] | None = None  # the rows that run it (None: all)
 
 
 # -- the stage: server, Chromium, settings ------------------------------------------------------
@@ -37,6 +44,8 @@ class Bench:
 
     stage: Stage
     workloads: list[Workload]
+    # Measured by rows 1 and 4 only, in the main table (the 2026 results page).
+    extra: list[Workload] = field(default_factory=list)
 
     @property
     def endpoint(self) -> str:
@@ -48,13 +57,31 @@ def open_bench(heavy: Path, light: Path, *, headful: bool) -> Bench:
     heavy_body, light_body = read_page(heavy), read_page(light)
     stage.server.add("/search", Served(heavy_body))
     article_url = stage.server.add("/article/light.html", Served(light_body))
+    body_2026 = _page_2026()
+    stage.server.add(f"/search?q={quote_plus(QUERY_2026)}&", Served(body_2026))
     return Bench(
         stage,
         [
             Workload("heavy", "search", heavy, len(heavy_body), QUERY),
             Workload("light", "read", light, len(light_body), article_url),
         ],
+        [
+            Workload(
+                "heavy26",
+                "search",
+                Path("tests/_serp_pages.py"),
+                len(body_2026),
+                QUERY_2026,
+                frozenset({1, 4}),
+            )
+        ],
     )
+
+
+def _page_2026() -> bytes:
+    from tests._serp_pages import page_2026
+
+    return page_2026(QUERY_2026, padding_kb=PADDING_2026_KB).encode()
 
 
 class FloorRow:

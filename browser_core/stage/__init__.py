@@ -12,6 +12,7 @@ shown ("this passage", "this result", "this player"); the stage does it.
   opened result, the player in theater mode); `_caption`: an optional caption of what the
   assistant does. These run after the answer is handed back, on the tab the driver still
   holds for them (`Driver.run(..., show=...)`).
+- `_expand`: a block the page shows cut off ("Show more") opened by its own control, clicked.
 - `_covers`: nothing the page draws covers the passage (room for its bars when scrolling;
   overlays, dialogs, sheets and their scroll lock taken off by a stylesheet of ours, also
   late ones, watched for in the background after the answer).
@@ -19,6 +20,7 @@ shown ("this passage", "this result", "this player"); the stage does it.
 
 from ._caption import caption_for, show_caption
 from ._consent import consent_check, consent_problem, install_consent
+from ._expand import expand_near
 from ._focus import (
     BUDGET_S,
     CAP_S,
@@ -52,6 +54,7 @@ __all__ = [
     "consent_check",
     "consent_problem",
     "drain",
+    "expand_near",
     "finish",
     "install_consent",
     "passage_paragraphs",

@@ -117,13 +117,21 @@ def read_page(path: Path) -> str:
 
 def _serp(text: str, _args: argparse.Namespace) -> dict[str, Any]:
     page = parse_serp(text)
-    return {
-        "results": [r.model_dump() for r in page.results],
-        "answer": page.answer,
-        "knowledge_panel": page.knowledge_panel.model_dump() if page.knowledge_panel else None,
-        "people_also_ask": page.people_also_ask,
-        "blocked": page.blocked,
-    }
+    return page.model_dump(
+        include={
+            "results",
+            "ai_overview",
+            "ai_overview_state",
+            "answer",
+            "knowledge_panel",
+            "people_also_ask",
+            "top_stories",
+            "videos",
+            "discussions",
+            "short_videos",
+            "blocked",
+        }
+    )
 
 
 def _youtube(text: str, _args: argparse.Namespace) -> dict[str, Any]:

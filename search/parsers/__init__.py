@@ -1,6 +1,7 @@
 """Pure parsers: page HTML or JSON in, pydantic model out. No browser, no network."""
 
 from ._models import (
+    AiOverview,
     Article,
     KnowledgePanel,
     SerpItem,
@@ -21,6 +22,7 @@ from .youtube import (
 )
 
 __all__ = [
+    "AiOverview",
     "Article",
     "KnowledgePanel",
     "SerpItem",

@@ -35,21 +35,51 @@ class SerpItem(BaseModel):
     source: str = ""
 
 
+class AiOverview(BaseModel):
+    """Google's AI-generated overview at the top of a results page: its text in reading order
+    (list items as "- item"), the same as `paragraphs`, and the sources it cites. `complete`:
+    it had finished streaming when read; `collapsed`: the page shows it cut off behind
+    "Show more"; `footer`: the disclaimer Google draws under a finished overview was there."""
+
+    text: str
+    paragraphs: list[str] = Field(default_factory=list)
+    sources: list[SerpItem] = Field(default_factory=list)
+    complete: bool = True
+    collapsed: bool = False
+    footer: bool = False
+
+
 class SerpPage(BaseModel):
     """A Google result page; `blocked` is "captcha" or "consent" when Google showed a wall."""
 
     results: list[SerpResult] = Field(default_factory=list)
+    # Google's AI Overview when the page has one with text; `ai_overview_state` says what the
+    # overview block showed: "ready", "loading", "unavailable", "error" (None: no block).
+    ai_overview: AiOverview | None = None
+    ai_overview_state: str | None = None
+    # On the live page: how long the search waited for the overview to finish streaming in,
+    # and, when it was still loading at the end of that wait, that the answer went without it.
+    ai_overview_waited_ms: int | None = None
+    ai_overview_note: str | None = None
     answer: str | None = None
     knowledge_panel: KnowledgePanel | None = None
     people_also_ask: list[str] = Field(default_factory=list)
     top_stories: list[SerpItem] = Field(default_factory=list)
     videos: list[SerpItem] = Field(default_factory=list)
+    # "What people are saying", "Discussions and forums": posts, never organic results.
+    discussions: list[SerpItem] = Field(default_factory=list)
+    short_videos: list[SerpItem] = Field(default_factory=list)
     blocked: str | None = None
     # Why the search did not read its top result (SB_SEARCH_READ=auto): no time left, say.
     read_skipped: str | None = None
     # Which of the top two results answers, when the next one was read too (its rank in
     # `chosen`; each read's url, confidence and outcome in `results`).
     read_choice: dict[str, Any] | None = None
+    # The results a search opened that could not be read (rank, url, error): the tab went
+    # back to the results page.
+    read_failed: list[dict[str, Any]] = Field(default_factory=list)
+    # Why the next result was not opened when the top one's page did not answer.
+    read_next_skipped: str | None = None
 
 
 class YoutubeVideo(BaseModel):

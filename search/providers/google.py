@@ -35,6 +35,13 @@ from search._language import google_locale
 from search._types import Request
 from search.parsers._models import SerpPage, SerpResult
 from search.parsers.google import parse_serp
+from search.providers._overview import (
+    LABEL,
+    await_overview,
+    overview_ready,
+    overview_text,
+    show_overview,
+)
 from search.providers.read import PageRead, read_in_page, show_read
 
 log = structlog.get_logger(__name__)
@@ -143,17 +150,21 @@ async def show_serp(
     page: Any, serp: SerpPage, query: str, settings: Settings, *, budget_s: float | None = None
 ) -> None:
     """The screen follows the answer: the results page stays in view with the result the
-    answer leads with (and a read of the top results opens next) marked, and the caption
-    says what was searched. Runs after the answer (`budget_s=None`), or within `budget_s`."""
+    answer leads with (and a read of the top results opens next) marked, or the last one a
+    read opened and could not load, and the caption says what was searched. Runs after the
+    answer (`budget_s=None`), or within `budget_s`."""
+    marked = serp.read_failed[-1]["url"] if serp.read_failed else serp.results[0].url
     await asyncio.gather(
-        show_result(page, serp.results[0].url, budget_s=budget_s),
+        show_result(page, marked, budget_s=budget_s),
         show_caption(page, "search", query, settings, budget_s=budget_s),
     )
 
 
 def direct_answer(serp: SerpPage) -> bool:
-    """Whether the results page answers by itself (answer box, featured snippet, panel)."""
-    return bool(serp.answer or serp.knowledge_panel)
+    """Whether the results page answers by itself (a complete AI Overview, answer box,
+    featured snippet, panel): then no result is opened, and the audience keeps the answer
+    the assistant speaks from on screen (docs/google.md)."""
+    return bool(serp.answer or serp.knowledge_panel or overview_ready(serp))
 
 
 def read_hints(result: SerpResult) -> list[str]:
@@ -188,6 +199,7 @@ async def google_search(
 
     async def op(page: Any) -> tuple[SerpPage, list[PageRead]]:
         serp = await _load_serp(driver, page, url, settings)
+        await await_overview(page, serp, settings, deadline)
         wanted = _to_read(serp, read_top, settings)
         if not wanted:
             return serp, []
@@ -212,6 +224,11 @@ async def google_search(
             if screen and screen[-1] is not reads[-1]:  # the next result lost: back to the first
                 await _reopen(driver, page, reads[-1])
             await show_read(page, reads[-1], settings)
+        elif overview_ready(serp) and _RESULTS_URL.match(page.url):
+            _, shown, best = overview_text(serp, query, settings.read_max_chars)
+            await asyncio.gather(
+                show_overview(page, shown, best), show_caption(page, "search", query, settings)
+            )
         elif serp.results and not serp.blocked and _RESULTS_URL.match(page.url):
             await show_serp(page, serp, query, settings)
 
@@ -307,9 +324,15 @@ async def _read_one(
     except TimeoutError:
         serp.read_skipped = f"the top result could not be read within {share:.1f} s"
         log.info("google.read_top_late", url=result.url[:200], share_s=round(share, 1))
+        serp.read_failed.append(
+            {"rank": result.rank, "url": result.url[:500], "error": serp.read_skipped}
+        )
         raise
     except Exception as exc:
         log.info("google.read_top_failed", url=result.url[:200], error=str(exc)[:200])
+        serp.read_failed.append(
+            {"rank": result.rank, "url": result.url[:500], "error": str(exc)[:300]}
+        )
         return None
 
 
@@ -322,27 +345,51 @@ async def _read_results(
     settings: Settings,
     deadline: Deadline,
 ) -> list[PageRead]:
+    """The top `wanted` results read in turn; when none answers, the tab goes back to the
+    results page (never left on a site's error page or Chrome's)."""
     reads: list[PageRead] = []
+    late = False
     for result in serp.results[:wanted]:
         try:
             read = await _read_one(driver, page, serp, result, query, settings, deadline)
         except TimeoutError:
+            late = True
             break
         if read is None and serp.read_skipped:
             break
         if read is not None:
             reads.append(read)
     if not any(_answers(r) for r in reads):
-        await _back_to_results(page)
+        await _back_to_results(driver, page, search_url(query, settings), history=not late)
     return reads
 
 
-async def _back_to_results(page: Any) -> bool:
-    """Back to the results page (not an error page); whether the tab is on it."""
-    if not _RESULTS_URL.match(page.url):
+def _on_results(page: Any) -> bool:
+    return bool(_RESULTS_URL.match(page.url))
+
+
+async def _back_to_results(
+    driver: Driver, page: Any, results: str, *, history: bool = True
+) -> bool:
+    """Back to the results page (never an error page); whether the tab is on it. History
+    first (the page as the audience saw it); where that does not lead there, the results
+    page is opened again by its address: Chrome commits the error page of a result that
+    failed to load a moment after the failure is reported (measured: the way back raced it
+    and lost), a redirect may have replaced the entry, and a read that ran out of time left
+    its navigation pending (`history=False`: the address still reads as the results page
+    until that navigation commits, and going back would leave it)."""
+    if history:
+        if _on_results(page):
+            return True
         with contextlib.suppress(PlaywrightError, TimeoutError):
             await asyncio.wait_for(page.go_back(wait_until="commit"), 2.0)
-    return bool(_RESULTS_URL.match(page.url))
+        if _on_results(page):
+            return True
+    log.info("google.back_by_address", was=page.url[:200], history=history)
+    with contextlib.suppress(Exception):
+        await driver.navigate(page, results, wait_until="commit", check=False)
+        prepare(page)
+    return _on_results(page)
 
 
 async def _read_next(
@@ -356,21 +403,26 @@ async def _read_next(
     """Back on the results page, the next organic result marked, opened and read, when the
     deadline leaves a read's share after the way back; None when it could not be."""
     if deadline.remaining() - READ_RESERVE_S < READ_MIN_S + 0.5:
+        serp.read_next_skipped = (
+            f"no time left in the call's deadline ({deadline.remaining():.1f} s) to open "
+            "the next result"
+        )
         log.info("google.read_next_skipped", remaining_s=round(deadline.remaining(), 1))
         return None
-    if not await _back_to_results(page):
-        return None
-    prepare(page)
     second = serp.results[1]
-    await show_result(page, second.url, budget_s=BUDGET_S)  # viewers see it chosen
-    skipped = serp.read_skipped
+    if await _back_to_results(driver, page, search_url(query, settings)):
+        prepare(page)
+        await show_result(page, second.url, budget_s=BUDGET_S)  # viewers see it chosen
+    else:  # the read opens it by its address all the same
+        log.info("google.read_next_direct", url=second.url[:200], was=page.url[:200])
+    skipped, late = serp.read_skipped, False
     try:
         read = await _read_one(driver, page, serp, second, query, settings, deadline)
     except TimeoutError:
-        read = None
+        read, late = None, True
     serp.read_skipped = skipped  # the top result was read: the envelope does not say otherwise
-    if read is None and not _RESULTS_URL.match(page.url):
-        await _back_to_results(page)
+    if read is None and (late or not _on_results(page)):
+        await _back_to_results(driver, page, search_url(query, settings), history=not late)
     return read
 
 
@@ -382,9 +434,16 @@ async def _reopen(driver: Driver, page: Any, read: PageRead) -> None:
         prepare(page)
 
 
-def render_serp(serp: SerpPage, reads: list[PageRead], max_results: int) -> str:
-    """Compact, speakable: the answer first, then a few ranked results with their sources."""
+def render_serp(
+    serp: SerpPage, reads: list[PageRead], max_results: int, *, overview: str = ""
+) -> str:
+    """Compact, speakable: Google's AI Overview (`overview`: what of it the brain hears),
+    labelled as AI-generated, then the answer, then a few ranked results with their sources."""
     lines: list[str] = []
+    if overview and overview_ready(serp):
+        lines += [f"{LABEL}:", overview, ""]
+    elif serp.ai_overview_note:
+        lines.append(f"({serp.ai_overview_note}.)")
     if serp.answer:
         lines.append(f"Answer: {serp.answer}")
     panel = serp.knowledge_panel
@@ -408,6 +467,9 @@ def render_serp(serp: SerpPage, reads: list[PageRead], max_results: int) -> str:
         lines.append(f"(Results 1 and 2 were read; result {chosen} answers the question better.)")
     if serp.read_skipped:
         lines.append(f"(The top result was not read: {serp.read_skipped}.)")
+    elif serp.read_failed and not reads:
+        ranks = " and ".join(str(f["rank"]) for f in serp.read_failed)
+        lines.append(f"(Result {ranks} could not be opened; the results page answers.)")
     return "\n".join(lines) if lines else "Google found no results."
 
 
@@ -434,7 +496,13 @@ class GoogleProvider:
                 failure_kind=serp.blocked,
                 hint="the Gemini fallback answers instead",
             )
-        if not (serp.results or serp.answer or serp.knowledge_panel or serp.top_stories):
+        if not (
+            serp.results
+            or serp.answer
+            or serp.knowledge_panel
+            or serp.top_stories
+            or overview_ready(serp)
+        ):
             # Zero results, or a layout the parser cannot read: a failed hop, so Gemini answers.
             raise ProviderError(
                 f"Google showed no results the parser could read for {request.query[:100]!r}",
@@ -442,8 +510,12 @@ class GoogleProvider:
                 hint="the Gemini fallback answers instead; if Google did show results, the "
                 "page layout changed: record it with `make record` and update the parser",
             )
-        sources = [Source(title=r.title, url=r.url) for r in serp.results[: settings.max_results]]
-        listed = {s.url.split("#")[0] for s in sources}
+        spoken, _, _ = overview_text(serp, request.query, settings.read_max_chars)
+        cited = serp.ai_overview.sources if spoken and serp.ai_overview else []
+        sources = [Source(title=c.title, url=c.url) for c in cited]
+        sources += [Source(title=r.title, url=r.url) for r in serp.results[: settings.max_results]]
+        listed: set[str] = set()
+        sources = [s for s in sources if _first(s.url.split("#")[0], listed)]
         opened = [(r.title or "", r.final_url) for r in reads]
         if serp.read_choice:  # both pages read, the one that lost included
             opened = [("", str(r["url"])) for r in serp.read_choice["results"]]
@@ -453,4 +525,13 @@ class GoogleProvider:
                 listed.add(url.split("#")[0])
         data = serp.model_dump()
         data["reads"] = [read.model_dump() for read in reads]
-        return Answer(render_serp(serp, reads, settings.max_results), sources, data)
+        text = render_serp(serp, reads, settings.max_results, overview=spoken)
+        return Answer(text, sources, data)
+
+
+def _first(key: str, seen: set[str]) -> bool:
+    """Whether `key` is seen for the first time (and now seen)."""
+    if key in seen:
+        return False
+    seen.add(key)
+    return True

@@ -1,0 +1,51 @@
+"""Google result page HTML in, `SerpPage` out: a module per block family.
+
+Pure and offline (lxml only). Handles the JS desktop layout (#rso, a > h3), the no-JS/basic
+layout (div.ZINbbc, /url?q= wrappers), 2024-2026 rendered DOMs and the pre-2016 h3 > a layout.
+The blocks found by their heading's text (the AI Overview, forums, short videos) are read first.
+A captcha or consent wall is a value (`blocked="captcha" | "consent"`), never an exception.
+"""
+
+from __future__ import annotations
+
+import structlog
+
+from .._models import SerpPage
+from ._answer import answer_box, knowledge_panel, people_also_ask
+from ._blocked import detect_interstitial
+from ._carousels import top_stories, videos
+from ._dom import document
+from ._families import families
+from ._organic import organic
+from ._overview import parse_overview
+from ._urls import clean_google_url
+
+__all__ = ["clean_google_url", "detect_interstitial", "parse_serp"]
+
+log = structlog.get_logger("search.parsers.google")
+
+
+def parse_serp(html: str, url: str | None = None) -> SerpPage:
+    """Parse a Google web result page; a wall gives an empty page with `blocked` set."""
+    blocked = detect_interstitial(html, url)
+    if blocked is not None:
+        log.info("serp.blocked", blocked=blocked, url=url)
+        return SerpPage(blocked=blocked)
+    doc = document(html)
+    if doc is None:
+        return SerpPage()
+    # The blocks found by their headings first: they claim their links from the organic ones.
+    overview, state = parse_overview(doc, url, html)
+    found = families(doc, url)
+    return SerpPage(
+        results=organic(doc, url),
+        ai_overview=overview,
+        ai_overview_state=state,
+        discussions=found["discussions"],
+        short_videos=found["short_videos"],
+        answer=answer_box(doc),
+        knowledge_panel=knowledge_panel(doc),
+        people_also_ask=people_also_ask(doc),
+        top_stories=top_stories(doc, url),
+        videos=videos(doc, url),
+    )

@@ -1,0 +1,167 @@
+"""Google's AI Overview: the block headed "AI Overview" (2025-2026, in the interface
+language; the 2024-2025 "Search Generative Experience" too), its text in reading order and
+its cited sources.
+
+Found by its heading's text and the page's structure, never by one class name. The states
+"not available", "can't generate" and a still-loading placeholder are no overview: they give
+`None` and name the state. Interface text inside the block (Show more, the disclaimer,
+feedback, "Dive deeper in AI Mode") is left out; source cards are sources, not text.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urldefrag
+
+from lxml.etree import _Element
+
+from .._models import AiOverview, SerpItem
+from ._blocks import CLAIMED, block_of, headings, hidden, text_blocks
+from ._deferred import insert_deferred
+from ._dom import text_of
+from ._ui_text import (
+    LOADING_WORDS,
+    OVERVIEW_FOOTER,
+    OVERVIEW_HEADINGS,
+    fold,
+    is_overview_ui,
+    overview_state,
+    source_title,
+)
+from ._urls import GOOGLE_HOST, clean_google_url, host_path
+
+# Less text than this is no overview (a label, a state, a button left over).
+MIN_CHARS = 20
+_MAX_SOURCES = 12
+
+
+def parse_overview(
+    doc: _Element, base: str | None, html: str = ""
+) -> tuple[AiOverview | None, str | None]:
+    """The page's AI Overview and its state: ("ready" | "loading" | "unavailable" | "error"),
+    or (None, None) when the page has no overview block at all. `html`: the page's source,
+    whose deferred script parts (`_deferred`) fill the overview's empty elements."""
+    blocks: list[_Element] = []
+    for heading in headings(doc, OVERVIEW_HEADINGS):
+        block = block_of(heading, _is_heading)
+        if not any(block is other for other in blocks):
+            blocks.append(block)
+    insert_deferred(doc, html, blocks)
+    found = [_read_block(block, base) for block in blocks]
+    if not found:
+        return None, None
+    ready = [o for o, _ in found if o is not None]
+    if ready:
+        best = max(ready, key=lambda o: len(o.text))
+        return best, "ready" if best.complete else "loading"
+    states = [state for _, state in found]
+    return None, next((s for s in ("error", "unavailable") if s in states), states[0])
+
+
+def _is_heading(text: str) -> bool:
+    return fold(text) in OVERVIEW_HEADINGS
+
+
+def _read_block(block: _Element, base: str | None) -> tuple[AiOverview | None, str]:
+    block.set(CLAIMED, "overview")
+    parts = text_blocks(block, lambda el: _source_card(el, base))
+    kept, state = [], None
+    for part in parts:
+        folded = fold(part.text)
+        if folded in OVERVIEW_HEADINGS or folded in LOADING_WORDS or is_overview_ui(part.text):
+            continue
+        found = overview_state(part.text) if len(part.text) < 160 else None
+        if found:
+            state = state or found
+            continue
+        kept.append(part)
+    text = "\n".join(f"- {p.text}" if p.kind == "li" else p.text for p in kept)
+    if state and len(text) < MIN_CHARS * 4:
+        return None, state
+    if len(text) < MIN_CHARS:
+        return None, "loading"
+    busy = _busy(block)
+    return (
+        AiOverview(
+            text=text,
+            paragraphs=[p.text for p in kept],
+            sources=_sources(block, base),
+            complete=not busy,
+            footer=bool(OVERVIEW_FOOTER.search(text_of(block))),
+            collapsed=_collapsed(block),
+        ),
+        "loading" if busy else "ready",
+    )
+
+
+def _busy(block: _Element) -> bool:
+    """Still being written: a visible progress bar or a block marked busy."""
+    for el in block.xpath('.//*[@role="progressbar" or @aria-busy="true"]'):
+        chain = [el, *el.iterancestors()]
+        shown = chain[: chain.index(block)] if block in chain else chain
+        if not any(_concealed(node) for node in shown):
+            return True
+    return False
+
+
+def _concealed(el: _Element) -> bool:
+    style = (el.get("style") or "").replace(" ", "").lower()
+    return (
+        el.get("hidden") is not None
+        or el.get("aria-hidden") == "true"
+        or "display:none" in style
+        or "visibility:hidden" in style
+    )
+
+
+def _collapsed(block: _Element) -> bool:
+    """Shown cut off behind "Show more" (a control that says it is not expanded)."""
+    return bool(block.xpath('.//*[@aria-expanded="false"]'))
+
+
+def _external(href: str, base: str | None) -> str | None:
+    url = clean_google_url(href, base) if href else None
+    if url is None:
+        return None
+    host, _ = host_path(url)
+    return None if GOOGLE_HOST.search(host) or host.endswith(".google") else url
+
+
+def _source_card(el: _Element, base: str | None) -> bool:
+    """A link to another site inside the overview: a cited source, not the overview's text."""
+    return el.tag == "a" and _external(el.get("href", ""), base) is not None
+
+
+def _sources(block: _Element, base: str | None) -> list[SerpItem]:
+    """The cited sources (hidden trays too: Google keeps the full list in the page), in page
+    order, each address once."""
+    sources: list[SerpItem] = []
+    seen: set[str] = set()
+    for anchor in block.iter("a"):
+        url = _external(anchor.get("href", ""), base)
+        if url is None or urldefrag(url).url in seen:
+            continue
+        title = _title(anchor)
+        if not title:
+            continue
+        seen.add(urldefrag(url).url)
+        sources.append(SerpItem(title=title, url=url, source=_publisher(anchor)))
+        if len(sources) >= _MAX_SOURCES:
+            break
+    return sources
+
+
+def _title(anchor: _Element) -> str:
+    label = source_title(anchor.get("aria-label") or "")
+    if label:
+        return label[:300]
+    for heading in anchor.xpath('.//*[@role="heading"] | .//h3 | .//h4'):
+        text = text_of(heading)
+        if text:
+            return text[:300]
+    parts = text_blocks(anchor, hidden)
+    return parts[0].text[:300] if parts else ""
+
+
+def _publisher(anchor: _Element) -> str:
+    host, _ = host_path(clean_google_url(anchor.get("href", "")) or "")
+    return host.removeprefix("www.")
