@@ -19,8 +19,8 @@ from playwright.async_api import Error as PlaywrightError
 from browser_core import Deadline, Settings
 from browser_core.stage import expand_near, show_passage
 from search._passages import select
+from search.parsers._dom import document
 from search.parsers._models import AiOverview, SerpPage
-from search.parsers.google._dom import document
 from search.parsers.google._overview import parse_overview
 from search.parsers.google._ui_text import OVERVIEW_HEADINGS, SHOW_MORE
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import structlog
 
+from .._dom import document
 from .._models import SerpPage
 from ._answer import answer_box, knowledge_panel, people_also_ask
 from ._blocked import detect_interstitial
 from ._carousels import top_stories, videos
-from ._dom import document
 from ._families import families
 from ._organic import organic
 from ._overview import parse_overview

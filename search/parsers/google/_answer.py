@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from lxml.etree import _Element
 
+from .._dom import text_of
 from .._models import KnowledgePanel
-from ._dom import text_of
 
 ANSWER_XPATHS = (
     '//*[contains(@class,"Z0LcW")]',

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import re
 
-from ._urls import GOOGLE_HOST, host_path
+from .._urls import host_path
+from ._urls import GOOGLE_HOST
 
 _SMALL_PAGE = 60_000
 _CONSENT_HOST = re.compile(r"^consent\.(google\.[a-z.]{2,6}|youtube\.com)$")

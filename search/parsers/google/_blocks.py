@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from lxml.etree import _Element
 
-from ._dom import SPACES, text_of
+from .._dom import SPACES, text_of
 from ._ui_text import fold
 
 # Containers a block never reaches past: the results column, the side panel, ads, the page.

@@ -7,9 +7,9 @@ from collections.abc import Iterable
 
 from lxml.etree import _Element
 
+from .._dom import text_of
 from .._models import SerpItem
 from ._blocks import CLAIMED
-from ._dom import text_of
 from ._urls import clean_google_url
 
 

@@ -9,10 +9,10 @@ import re
 
 from lxml.etree import _Element
 
+from .._dom import SPACES, ancestors, classes, inside, text_of
 from .._models import SerpResult
 from ._answer import ANSWER_XPATHS
 from ._blocks import CLAIMED
-from ._dom import SPACES, ancestors, classes, inside, text_of
 from ._ui_text import READ_MORE, clean_snippet
 from ._urls import clean_google_url
 

@@ -14,10 +14,11 @@ from urllib.parse import urldefrag
 
 from lxml.etree import _Element
 
+from .._dom import text_of
 from .._models import AiOverview, SerpItem
+from .._urls import host_path
 from ._blocks import CLAIMED, block_of, headings, hidden, text_blocks
 from ._deferred import insert_deferred
-from ._dom import text_of
 from ._ui_text import (
     LOADING_WORDS,
     OVERVIEW_FOOTER,
@@ -27,7 +28,7 @@ from ._ui_text import (
     overview_state,
     source_title,
 )
-from ._urls import GOOGLE_HOST, clean_google_url, host_path
+from ._urls import GOOGLE_HOST, clean_google_url
 
 # Less text than this is no overview (a label, a state, a button left over).
 MIN_CHARS = 20

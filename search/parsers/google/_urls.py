@@ -35,10 +35,3 @@ def _is_internal(host: str, path: str, href: str) -> bool:
     if _GOOGLE_SEARCH_HOST.match(host):
         return path.rstrip("/") in _INTERNAL_PATHS
     return host.endswith("webcache.googleusercontent.com")
-
-
-def host_path(url: str | None) -> tuple[str, str]:
-    if not url:
-        return "", ""
-    parts = urlsplit(url)
-    return (parts.hostname or "").lower(), parts.path

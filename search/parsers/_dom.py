@@ -1,5 +1,5 @@
-"""The small lxml helpers every block family of the Google parser shares: the document,
-an element's text with its spaces folded, its classes, and where it sits in the tree."""
+"""The small lxml helpers every results-page parser shares (Google's block families, Bing's):
+the document, an element's text with its spaces folded, its classes, where it sits in the tree."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import lxml.html
 import structlog
 from lxml.etree import ParserError, _Element
 
-log = structlog.get_logger("search.parsers.google")
+log = structlog.get_logger("search.parsers")
 
 SPACES = re.compile(r"\s+")
 
