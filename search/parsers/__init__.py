@@ -12,6 +12,7 @@ from ._models import (
     YoutubeVideo,
 )
 from .article import count_words, extract_article, visible_text
+from .bing import clean_bing_url, detect_bing_interstitial, parse_bing
 from .google import clean_google_url, detect_interstitial, parse_serp
 from .youtube import (
     first_video,
@@ -31,11 +32,14 @@ __all__ = [
     "WatchInfo",
     "YoutubeResults",
     "YoutubeVideo",
+    "clean_bing_url",
     "clean_google_url",
     "count_words",
+    "detect_bing_interstitial",
     "detect_interstitial",
     "extract_article",
     "first_video",
+    "parse_bing",
     "parse_duration",
     "parse_serp",
     "parse_watch_page",

@@ -1,4 +1,5 @@
-"""The parsed shapes of a Google result page, a YouTube results or watch page and an article.
+"""The parsed shapes of a web results page (Google's or Bing's), a YouTube results or watch page
+and an article.
 
 Plain pydantic models, no behaviour: the parsers build them, providers and the CLI dump them.
 """
@@ -50,8 +51,10 @@ class AiOverview(BaseModel):
 
 
 class SerpPage(BaseModel):
-    """A Google result page; `blocked` is "captcha" or "consent" when Google showed a wall."""
+    """A web results page; `engine` says whose ("google" | "bing"), `blocked` is "captcha" or
+    "consent" when that engine showed a wall instead."""
 
+    engine: str = "google"
     results: list[SerpResult] = Field(default_factory=list)
     # Google's AI Overview when the page has one with text; `ai_overview_state` says what the
     # overview block showed: "ready", "loading", "unavailable", "error" (None: no block).

@@ -1,0 +1,39 @@
+"""Bing results page HTML in, `SerpPage` out (the same model as Google's parse).
+
+Pure and offline (lxml only). Handles the 2011-2022 layout (`#b_results > li.b_algo`, `h2 > a`,
+`.b_caption p`), the 2010 one (`ul.sb_results`, `div.sa_cc`, `h3 > a`) and the /ck/a wrapped
+links of 2023 on. Bing's challenge and consent pages are a value (`blocked`), never an exception.
+"""
+
+from __future__ import annotations
+
+import structlog
+
+from .._dom import document
+from .._models import SerpPage
+from ._answer import answer_box, knowledge_panel, people_also_ask
+from ._blocked import detect_bing_interstitial
+from ._organic import organic
+from ._urls import clean_bing_url
+
+__all__ = ["clean_bing_url", "detect_bing_interstitial", "parse_bing"]
+
+log = structlog.get_logger("search.parsers.bing")
+
+
+def parse_bing(html: str, url: str | None = None) -> SerpPage:
+    """Parse a Bing web results page; a wall gives an empty page with `blocked` set."""
+    blocked = detect_bing_interstitial(html, url)
+    if blocked is not None:
+        log.info("serp.blocked", engine="bing", blocked=blocked, url=url)
+        return SerpPage(engine="bing", blocked=blocked)
+    doc = document(html)
+    if doc is None:
+        return SerpPage(engine="bing")
+    return SerpPage(
+        engine="bing",
+        results=organic(doc, url),
+        answer=answer_box(doc),
+        knowledge_panel=knowledge_panel(doc),
+        people_also_ask=people_also_ask(doc),
+    )
