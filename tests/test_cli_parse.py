@@ -30,6 +30,7 @@ def test_parse_serp_should_print_results_for_each_file_in_order(
     first = lines[0]
     assert set(first) == {
         "file",
+        "engine",
         "results",
         "ai_overview",
         "ai_overview_state",
@@ -42,6 +43,7 @@ def test_parse_serp_should_print_results_for_each_file_in_order(
         "short_videos",
         "blocked",
     }
+    assert first["engine"] == "google" and lines[1]["engine"] == "google"
     results = first["results"]
     assert isinstance(results, list) and len(results) == 9
     assert results[1] == {

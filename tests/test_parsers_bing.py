@@ -17,6 +17,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
+from search.cli import main
 from search.parsers import SerpPage, clean_bing_url, detect_bing_interstitial, parse_bing
 
 BING = Path(__file__).parent / "fixtures" / "serp-engines" / "bing"
@@ -200,3 +201,13 @@ def test_no_saved_results_page_should_be_taken_for_a_wall(stem: str) -> None:
 
 def test_nothing_parseable_should_give_an_empty_bing_page() -> None:
     assert parse_bing("") == SerpPage(engine="bing")
+
+
+def test_cli_parse_serp_should_recognise_a_bing_page_by_itself(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    stem = "2022-08-15_bing-great-blue-heron-sound-1660552923"
+    code = main(["--env-file", "", "parse", "serp", str(BING / f"{stem}.html.gz")])
+    record = json.loads(capsys.readouterr().out)
+    assert code == 0 and record["engine"] == "bing" and record["blocked"] is None
+    assert [norm(r["url"]) for r in record["results"]] == [norm(r["url"]) for r in approved(stem)]

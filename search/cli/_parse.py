@@ -1,4 +1,5 @@
-"""`stream-browser parse serp|youtube|article FILE...`: run the offline parsers on saved pages.
+"""`stream-browser parse serp|youtube|article FILE...`: run the offline parsers on saved pages
+(a results page goes to Google's or Bing's parser by what the page itself shows).
 
 One JSON object per input file per line, in order. A file that cannot be read or is not a page
 gives {"file", "error"} on its line and the others still parse; exit 1 if any failed.
@@ -19,7 +20,7 @@ from typing import Any
 import structlog
 
 from browser_core import configure_logging
-from search.parsers import extract_article, parse_serp, parse_youtube_results
+from search.parsers import extract_article, parse_results, parse_youtube_results
 
 __all__ = ["register"]
 
@@ -34,11 +35,13 @@ class _InputError(Exception):
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "parse", help="parse saved pages offline (Google results, YouTube results, articles)"
+        "parse", help="parse saved pages offline (Google or Bing results, YouTube, articles)"
     )
     kinds = parser.add_subparsers(dest="parse_kind", metavar="KIND")
     kinds.required = True
-    serp = kinds.add_parser("serp", help="Google result pages -> organic results, answer, PAA")
+    serp = kinds.add_parser(
+        "serp", help="Google or Bing result pages (told apart by the page) -> results, answer, PAA"
+    )
     serp.add_argument("files", nargs="+", metavar="FILE", help="saved .html or .html.gz")
     serp.set_defaults(func=_handler(_serp))
     youtube = kinds.add_parser("youtube", help="YouTube results pages or InnerTube JSON -> videos")
@@ -116,9 +119,10 @@ def read_page(path: Path) -> str:
 
 
 def _serp(text: str, _args: argparse.Namespace) -> dict[str, Any]:
-    page = parse_serp(text)
+    page = parse_results(text)  # Google's or Bing's, told by the page itself
     return page.model_dump(
         include={
+            "engine",
             "results",
             "ai_overview",
             "ai_overview_state",

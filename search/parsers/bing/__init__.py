@@ -7,16 +7,19 @@ links of 2023 on. Bing's challenge and consent pages are a value (`blocked`), ne
 
 from __future__ import annotations
 
+import re
+
 import structlog
 
 from .._dom import document
+from .._engine import Engine
 from .._models import SerpPage
 from ._answer import answer_box, knowledge_panel, people_also_ask
 from ._blocked import detect_bing_interstitial
 from ._organic import organic
-from ._urls import clean_bing_url
+from ._urls import BING_HOST, clean_bing_url
 
-__all__ = ["clean_bing_url", "detect_bing_interstitial", "parse_bing"]
+__all__ = ["BING", "clean_bing_url", "detect_bing_interstitial", "parse_bing"]
 
 log = structlog.get_logger("search.parsers.bing")
 
@@ -37,3 +40,17 @@ def parse_bing(html: str, url: str | None = None) -> SerpPage:
         knowledge_panel=knowledge_panel(doc),
         people_also_ask=people_also_ask(doc),
     )
+
+
+BING = Engine(
+    name="bing",
+    host=BING_HOST,
+    # The results list and content column (2011 on; sw_content and sb_results in 2010), the
+    # consent dialog, the challenge.
+    markers=re.compile(
+        r"""id=["'](b_results|b_content|sw_content|bnp_container)["']"""
+        r"""|class=["']sb_results["']|/turing/captcha/"""
+    ),
+    parse=parse_bing,
+    blocked=detect_bing_interstitial,
+)

@@ -8,9 +8,12 @@ A captcha or consent wall is a value (`blocked="captcha" | "consent"`), never an
 
 from __future__ import annotations
 
+import re
+
 import structlog
 
 from .._dom import document
+from .._engine import Engine
 from .._models import SerpPage
 from ._answer import answer_box, knowledge_panel, people_also_ask
 from ._blocked import detect_interstitial
@@ -18,9 +21,9 @@ from ._carousels import top_stories, videos
 from ._families import families
 from ._organic import organic
 from ._overview import parse_overview
-from ._urls import clean_google_url
+from ._urls import GOOGLE_HOST, clean_google_url
 
-__all__ = ["clean_google_url", "detect_interstitial", "parse_serp"]
+__all__ = ["GOOGLE", "clean_google_url", "detect_interstitial", "parse_serp"]
 
 log = structlog.get_logger("search.parsers.google")
 
@@ -49,3 +52,16 @@ def parse_serp(html: str, url: str | None = None) -> SerpPage:
         top_stories=top_stories(doc, url),
         videos=videos(doc, url),
     )
+
+
+GOOGLE = Engine(
+    name="google",
+    host=GOOGLE_HOST,
+    # The results column (2016 on: rso, rcnt; 2009: res in gsr), the /url?q= redirects of the
+    # no-JS layout, the consent wall's form and the captcha page.
+    markers=re.compile(
+        r"""id=["'](rso|rcnt|gsr)["']|href=["']/url\?q=|consent\.google\.[a-z.]+/|/sorry/index"""
+    ),
+    parse=parse_serp,
+    blocked=detect_interstitial,
+)
