@@ -1,6 +1,7 @@
-"""Agreement of `parse_serp` with the ground truth shipped beside saved Google result pages.
+"""Agreement of the results-page parsers with the ground truth shipped beside saved pages.
 
-Usage: python -m bench.extract.serp FIXTURES_DIR  (e.g. tests/fixtures/serp)
+Usage: python -m bench.extract.serp FIXTURES_DIR  (e.g. tests/fixtures/serp, or
+tests/fixtures/serp-engines for Bing: each page goes to its engine's parser, told by the page)
 Per file: organic URL recall/precision against `*.expected.json` (approved parser output of the
 source project, redirect wrappers removed on both sides) and the facts in
 `*.expected.partial.json` (counts, titles, URLs at given indexes); then a summary per family.
@@ -18,7 +19,7 @@ from statistics import mean, median
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from search.parsers.google import clean_google_url, parse_serp
+from search.parsers import clean_google_url, parse_results
 
 _PARTIAL = re.compile(
     r"^organic\[(\d+)\]\.(url|title|domain|snippet)(\(contains\)|\(ws-normalized\))?$"
@@ -117,7 +118,7 @@ def evaluate(root: Path) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for expected in expected_files(root):
         if expected.parent.name.startswith("organic_result"):
-            page = parse_serp(read_text(expected.with_suffix(".html")))
+            page = parse_results(read_text(expected.with_suffix(".html")))
             row: dict[str, Any] = {
                 "file": str(expected.relative_to(root)),
                 "ms": 0.0,
@@ -131,7 +132,7 @@ def evaluate(root: Path) -> list[dict[str, Any]]:
             continue
         html = read_text(html_path)
         started = time.perf_counter()
-        page = parse_serp(html)
+        page = parse_results(html)
         ms = (time.perf_counter() - started) * 1000
         data = json.loads(expected.read_text())
         row = {
