@@ -15,7 +15,7 @@ export PYTHONDONTWRITEBYTECODE := 1
 
 .PHONY: help setup system venv tools tools-inspector2 tools-claude demo serve test check lint typecheck format bench bench-extract bench-answers \
         soak screens debug record update-recordings chrome doctor constraints dist clean \
-        image base-image image-test knockout mutation kube-validate kube-test
+        image base-image image-test podman-ready knockout mutation kube-validate kube-test
 
 help:
 	@echo "make demo    set up and run a search + page read on a local broadcast Chrome (offline)"
@@ -221,6 +221,26 @@ ENGINE ?= $(shell if docker info >/dev/null 2>&1; then echo docker; \
                   elif command -v podman >/dev/null; then echo podman; fi)
 NO_ENGINE := echo "no container engine: install docker or podman (apt-get install podman)"; exit 2
 
+# podman as it runs here (ENVIRONMENT.md), for every target that runs an engine: podman and
+# runc installed when no docker daemon answers and either is missing, and a containers.conf
+# with the ulimits this machine allows and runc as the runtime, named by CONTAINERS_CONF
+# (unless the environment names one already) in those targets' recipes and their children.
+# Without it 9 of image-test's 14 checks failed with "error setting rlimit type 7".
+PODMAN_CONF := .venv/podman/containers.conf
+CONTAINER_TARGETS := image base-image image-test kube-test
+$(CONTAINER_TARGETS): export CONTAINERS_CONF ?= $(abspath $(PODMAN_CONF))
+$(CONTAINER_TARGETS): podman-ready
+kube-test: ENGINE := podman
+
+podman-ready:
+	@if [ "$(ENGINE)" != docker ] && ! { command -v podman && command -v runc; } >/dev/null; then \
+	  echo "installing podman and runc"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq podman runc >/dev/null; \
+	fi
+	@mkdir -p $(dir $(PODMAN_CONF)) && printf '%s\n' '[containers]' \
+	  'default_ulimits = ["nofile=20000:20000", "nproc=32768:32768"]' '[engine]' 'runtime = "runc"' \
+	  >$(PODMAN_CONF)
+
 image:
 	@engine="$(ENGINE)"; [ -n "$$engine" ] || { $(NO_ENGINE); }; \
 	$$engine image inspect $(BASE_IMAGE) >/dev/null 2>&1 \
@@ -259,17 +279,11 @@ kube-validate: venv
 # (scripts/kube_pods.py makes them from the one pod template; podman runs no StatefulSet),
 # each read through the stdlib client, told apart, its Chrome wedged and killed, then
 # `podman kube down` (minutes; not part of `make test`). Installs podman and runc when
-# missing, builds the base and the image under nice when missing or stale (every layer is
-# cached when nothing changed). podman here needs runc and the ulimits of a containers.conf
-# (ENVIRONMENT.md): one is written under .venv/kube/ unless CONTAINERS_CONF names one.
-KUBE_CONF := .venv/kube/containers.conf
+# missing and writes podman's containers.conf (podman-ready, as for image-test), builds the
+# base and the image under nice when missing or stale (every layer is cached when nothing
+# changed).
 kube-test: venv kube-validate
-	@command -v podman >/dev/null && command -v runc >/dev/null \
-	  || { echo "installing podman and runc"; $(SUDO) apt-get install -y -qq podman runc >/dev/null; }
-	@mkdir -p $(dir $(KUBE_CONF)) && printf '%s\n' '[containers]' \
-	  'default_ulimits = ["nofile=20000:20000", "nproc=32768:32768"]' '[engine]' 'runtime = "runc"' \
-	  >$(KUBE_CONF)
-	@export CONTAINERS_CONF="$${CONTAINERS_CONF:-$(abspath $(KUBE_CONF))}"; \
+	@mkdir -p .venv/kube; \
 	podman image inspect $(BASE_IMAGE) >/dev/null 2>&1 || nice -n 10 $(MAKE) --no-print-directory base-image ENGINE=podman; \
 	nice -n 10 $(MAKE) --no-print-directory image ENGINE=podman >.venv/kube/image.log 2>&1 \
 	  || { tail -n 30 .venv/kube/image.log; echo "make image failed: .venv/kube/image.log"; exit 1; }; \

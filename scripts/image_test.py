@@ -47,6 +47,7 @@ ARTICLE_SENTENCE = "The container read this sentence from a page its host served
 FAST_TESTS = (  # the image's Python on the parts that differ between versions
     "tests/test_settings.py",
     "tests/test_policy.py",
+    "tests/test_ranges.py",
     "tests/test_envelope.py",
     "tests/test_lookalike.py",
     "tests/test_language.py",

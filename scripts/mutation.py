@@ -42,6 +42,11 @@ class Target:
 TARGETS = (
     Target("policy", "browser_core/safety/_policy.py", ("tests/test_policy.py",)),
     Target(
+        "ranges",
+        "browser_core/safety/_ranges.py",
+        ("tests/test_ranges.py", "tests/test_policy.py"),
+    ),
+    Target(
         "envelope",
         "browser_core/safety/_envelope.py",
         ("tests/test_envelope.py", "tests/test_tool.py"),  # wrap_answer: the tool's results

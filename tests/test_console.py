@@ -63,10 +63,16 @@ def svc(
 
 
 def _get(svc: ServiceProc, path: str, **headers: str) -> tuple[int, dict[str, str], bytes]:
+    return _call(svc, "GET", path, **headers)
+
+
+def _call(
+    svc: ServiceProc, method: str, path: str, **headers: str
+) -> tuple[int, dict[str, str], bytes]:
     host = svc.url.split("://", 1)[1]
     conn = http.client.HTTPConnection(host, timeout=10)
     try:
-        conn.request("GET", path, headers={"Host": host, **headers})
+        conn.request(method, path, headers={"Host": host, **headers})
         answer = conn.getresponse()
         return answer.status, {k.lower(): v for k, v in answer.getheaders()}, answer.read()
     finally:
@@ -84,6 +90,13 @@ def _sign_in(page: Page, svc: ServiceProc, token: str | None = None) -> None:
     expect(page.locator("#sign-in")).to_be_visible()
     page.fill("#token", token or svc.token)
     page.click("#sign-in")
+
+
+def _key(page: Page) -> str:
+    """The session's key, where the console's page keeps it (its origin's storage)."""
+    key = page.evaluate("localStorage.getItem('sb-console-key')")
+    assert isinstance(key, str) and len(key) == 64, key
+    return key
 
 
 def _watch_urls(context: BrowserContext) -> list[str]:
@@ -335,3 +348,113 @@ def test_the_console_at_a_glance(
     target = os.environ.get("CONSOLE_SCREENSHOT")
     if target:
         shutil.copyfile(picture, target)
+
+
+def test_a_session_cookie_another_port_received_opens_nothing(
+    page: Page, svc: ServiceProc, http: LocalServer
+) -> None:
+    """Browsers send the console's cookie to every port of the host (cookies are not
+    port-scoped): a server on another port receives it, but replayed it opens nothing. Only
+    with the key the console's own page holds (its origin's storage) does it get data."""
+    _sign_in(page, svc)
+    expect(page.locator("#calls")).to_be_visible()
+    received: list[dict[str, str]] = []
+
+    def other_server(handler: Any) -> Reply:
+        received.append({k.lower(): v for k, v in handler.headers.items()})
+        return Reply("<html><body>another local user's server</body></html>")
+
+    other = page.context.new_page()
+    other.goto(http.route("/console/api/state", other_server))
+    other.close()
+    cookie = received[0].get("cookie", "")
+    assert cookie.startswith("sb_console="), "the browser did send it to the other port"
+    assert not any(name.startswith("x-console") for name in received[0]), received[0]
+    for path in ("/console/api/state", "/console/api/frame", "/console/api/calls/1"):
+        status, _, body = _get(svc, path, Cookie=cookie)
+        assert status == 401, path
+        error = json.loads(body)["error"]
+        assert error["message"].startswith("the session cookie alone is not enough"), error
+        assert "X-Console-Key" in error["message"] and "every port" in error["fix"]
+    for wrong in ("0" * 64, "\u00e9" * 64):
+        key_header = {"X-Console-Key": wrong}
+        assert _get(svc, "/console/api/state", Cookie=cookie, **key_header)[0] == 401, wrong
+    assert _get(svc, "/console/api/state", Cookie="sb_console=\u00e9")[0] == 401
+    # a replayed sign-out (with a forged Origin) does not end the console's session either
+    assert _call(svc, "POST", "/console/sign-out", Cookie=cookie, Origin=svc.url)[0] == 303
+    key = {"X-Console-Key": _key(page)}
+    status, _, body = _get(svc, "/console/api/state", Cookie=cookie, **key)
+    assert status == 200 and "calls" in json.loads(body)
+    page.reload()
+    expect(page.locator("#figures")).not_to_be_empty()  # the console's own page still reads
+
+
+def test_signing_in_needs_the_key_and_signing_out_ends_the_session(
+    page: Page, svc: ServiceProc
+) -> None:
+    _sign_in(page, svc)
+    expect(page.locator("#calls")).to_be_visible()
+    expect(page).to_have_url(svc.url + "/console")  # the sign-in's #signed-in mark is gone
+    cookie = "sb_console=" + next(
+        c["value"] for c in page.context.cookies() if c["name"] == "sb_console"
+    )
+    key = {"X-Console-Key": _key(page)}
+    assert _get(svc, "/console/api/state", Cookie=cookie, **key)[0] == 200
+    # the form sent without the page's script (no key): refused, said so
+    form = page.context.new_page()
+    form.goto(svc.url + "/console/sign-in")
+    form.evaluate("document.getElementById('key').remove()")
+    form.fill("#token", svc.token)
+    form.click("#sign-in")
+    expect(form.locator("#message")).to_contain_text("without the key")
+    form.close()
+    page.click("#sign-out")
+    expect(page.locator("#sign-in")).to_be_visible()
+    assert _get(svc, "/console/api/state", Cookie=cookie, **key)[0] == 401
+    assert page.evaluate("localStorage.getItem('sb-console-key')") is None
+
+
+BIDI_CONTROLS = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
+
+
+def _marked(text: str) -> str:
+    return "".join(f"\u27e8U+{ord(c):04X}\u27e9" if c in BIDI_CONTROLS else c for c in text)
+
+
+def _left_of(cell: Any, start: str, end: str) -> bool:
+    """Whether, as drawn, the first character of `start` is left of the last of `end`."""
+    return bool(
+        cell.evaluate(
+            """(td, [start, end]) => {
+                const t = td.firstChild, r = document.createRange();
+                const x = (i) => { r.setStart(t, i); r.setEnd(t, i + 1);
+                                   return r.getBoundingClientRect().left; };
+                return x(t.data.indexOf(start)) < x(t.data.indexOf(end) + end.length - 1);
+            }""",
+            [start, end],
+        )
+    )
+
+
+def test_bidirectional_controls_from_the_web_show_as_marks(
+    page: Page, svc: ServiceProc, http: LocalServer
+) -> None:
+    """U+202E and its kin in a call's question would reorder what the operator reads
+    ("invoice \u202egnp.exe" drawn as "invoice exe.png"): each shows as a mark instead."""
+    _sign_in(page, svc)
+    url = http.route("/console-bidi", Reply(_page("Harbour news", "#fff", "Harbour")))
+    question = "invoice \u202egnp.exe and " + " ".join(
+        f"{c}w{i}" for i, c in enumerate(BIDI_CONTROLS)
+    )
+    answer = client.browse(
+        question, action="read", url=url, broadcasting=True, service_url=svc.url, token=svc.token
+    )
+    assert answer is not None
+    cell = page.locator("#calls tbody tr", has_text="gnp.exe").locator("td").nth(3)
+    expect(cell).to_have_text(_marked(question), timeout=10_000)
+    assert "\u27e8U+202E\u27e9gnp.exe" in cell.inner_text()
+    assert _left_of(cell, "gnp.exe", "gnp.exe"), "drawn in the order it was written"
+    page.locator("#calls tbody tr", has_text="gnp.exe").click()
+    expect(page.locator("#detail-facts")).to_contain_text(_marked(question))
+    shown = page.locator("main").inner_text()
+    assert not any(c in shown for c in BIDI_CONTROLS), "no control reached the page's text"

@@ -32,7 +32,7 @@ VERSION = importlib.metadata.version("stream-browser")
 MARKERS = ("browser_core/py.typed", "gemini/py.typed", "search/py.typed")
 CONSOLE = tuple(
     f"search/console/static/{name}"
-    for name in ("console.html", "console.js", "console.css", "signin.html")
+    for name in ("console.html", "console.js", "console.css", "signin.html", "signin.js")
 )
 STEP_S = 240  # one build or one install, on the shared 2-core machine under load
 

@@ -1,12 +1,14 @@
 """A person's open console tab, for `make bench BENCH_ARGS=--console` and `make soak
-SOAK_ARGS=--console`: it signs in as the page's form does, then, as the page's script does,
-asks for the state every second and a live frame every 0.6 s, and opens each new call's
-detail and screenshot. Loopback only; it stops when told, or after `max_s` on its own."""
+SOAK_ARGS=--console`: it signs in as the page's form does (the token and the key its script
+makes), then, as the page's script does (the key in every request's `X-Console-Key`), asks
+for the state every second and a live frame every 0.6 s, and opens each new call's detail
+and screenshot. Loopback only; it stops when told, or after `max_s` on its own."""
 
 from __future__ import annotations
 
 import http.client
 import json
+import secrets
 import threading
 import time
 from dataclasses import dataclass, field
@@ -36,6 +38,7 @@ class ConsoleTab:
         self.max_s = max_s
         self.counts = TabCounts()
         self._cookie = ""
+        self._key = secrets.token_hex(32)  # what the sign-in page's script makes
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="console-tab", daemon=True)
 
@@ -57,6 +60,7 @@ class ConsoleTab:
             sent = {"Host": self.host, "Sec-Fetch-Site": "same-origin", **headers}
             if self._cookie:
                 sent["Cookie"] = self._cookie
+                sent["X-Console-Key"] = self._key
             conn.request(method, path, body=body, headers=sent)
             answer = conn.getresponse()
             return answer.status, {k.lower(): v for k, v in answer.getheaders()}, answer.read()
@@ -64,7 +68,7 @@ class ConsoleTab:
             conn.close()
 
     def _sign_in(self) -> None:
-        body = f"token={quote(self.token)}".encode()
+        body = f"token={quote(self.token)}&key={self._key}".encode()
         status, headers, _ = self._request(
             "POST",
             "/console/sign-in",

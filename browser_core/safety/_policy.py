@@ -3,7 +3,8 @@
 A URL typed by a stranger must not show local files or internal services on a public
 stream: only http(s) is allowed, and hosts on loopback, private, link-local, CGNAT,
 multicast and cloud-metadata ranges are refused (also when a name resolves to them),
-unless the allow-list (`SB_ALLOW_HOSTS`, entries `host` or `host:port`) names them.
+unless the allow-list (`SB_ALLOW_HOSTS`, entries `host` or `host:port`) names them. Which
+ranges those are is the project's own table (`_ranges`), not the running Python's `ipaddress`.
 
 URLs are parsed with a WHATWG URL Standard parser (`ada_url`, Chrome's reading of a URL)
 before any decision, so `http://%76m/`, `http://vm\\@example.com/`, `127.0.0.1%2e` and
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 import ada_url
 
 from .._errors import BlockedUrl
+from ._ranges import range_reason
 
 ALLOWED_SCHEMES = ("http", "https")
 _BLOCKED_NAMES = (
@@ -32,16 +34,6 @@ _BLOCKED_NAMES = (
     "instance-data",
 )
 _BLOCKED_SUFFIXES = (".localhost", ".local", ".internal", ".lan", ".home.arpa")
-_EXTRA_NETS = tuple(
-    ipaddress.ip_network(n)
-    for n in (
-        "100.64.0.0/10",  # carrier-grade NAT
-        "192.0.0.0/24",  # IETF protocol assignments
-        "198.18.0.0/15",  # benchmarking
-        "fd00:ec2::254/128",  # AWS metadata (IPv6)
-        "fec0::/10",  # IPv6 site-local (deprecated; internal wherever it is still used)
-    )
-)
 
 Resolver = Callable[[str], Iterable[str]]
 
@@ -80,25 +72,6 @@ def _resolve(host: str) -> list[str]:
     except (OSError, UnicodeError):
         return []
     return [str(info[4][0]) for info in infos]
-
-
-def _address_reason(addr: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
-    if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped:
-        return _address_reason(addr.ipv4_mapped)
-    if isinstance(addr, ipaddress.IPv6Address) and addr.sixtofour:  # 2002:AABB:CCDD::/48
-        reason = _address_reason(addr.sixtofour)
-        if reason:
-            return f"{reason} (6to4)"
-    checks = (
-        (addr.is_loopback, "loopback address"),
-        (addr.is_link_local, "link-local or metadata address"),
-        (addr.is_private, "private network address"),
-        (addr.is_multicast, "multicast address"),
-        (addr.is_unspecified, "unspecified address"),
-        (addr.is_reserved, "reserved address"),
-        (any(addr in net for net in _EXTRA_NETS), "internal address"),
-    )
-    return next((reason for hit, reason in checks if hit), None)
 
 
 def _parse_ip(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
@@ -208,7 +181,7 @@ def name_reason(host: str) -> str | None:
 def address_reason(address: str) -> str | None:
     """Why a resolved address (`127.0.0.1`, `fe80::1%eth0`) is internal, or None."""
     addr = _parse_ip(address.split("%", 1)[0])
-    return _address_reason(addr) if addr is not None else "not an IP address"
+    return range_reason(addr) if addr is not None else "not an IP address"
 
 
 def _host_reason(host: str, resolver: Resolver | None) -> str | None:
@@ -216,12 +189,12 @@ def _host_reason(host: str, resolver: Resolver | None) -> str | None:
         return "internal host name"
     addr = _parse_ip(host)
     if addr is not None:
-        return _address_reason(addr)
+        return range_reason(addr)
     if resolver is None:
         return None
     for resolved in resolver(host):
         addr = _parse_ip(resolved.split("%", 1)[0])
-        reason = _address_reason(addr) if addr else None
+        reason = range_reason(addr) if addr else None
         if reason:
             return f"{reason} (resolved from the name)"
     return None

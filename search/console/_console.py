@@ -19,7 +19,6 @@ from ._frames import SHOT_WIDTH, Screens, after_stage
 from ._ring import CallRecord, Ring
 from ._web import (
     _SAME,
-    NOT_SIGNED_IN,
     PREFIX,
     SECURITY_HEADERS,
     Gate,
@@ -100,7 +99,7 @@ class Console:
         problem = self.gate.cross_site(request, post=False)
         if problem is not None:
             return refused(request, 403, f"cross-site request refused ({problem})", _SAME)
-        if not self.gate.signed_in(request):
+        if not (self.gate.bearer(request) or self.gate.page_session(request)):
             log.info("console.sign_in_shown", path=request.url.path)
             return sign_in_page()
         return Response(_asset("console.html"), media_type="text/html; charset=utf-8")
@@ -112,7 +111,7 @@ class Console:
                 if problem is not None:
                     return refused(request, 403, f"cross-site request refused ({problem})", _SAME)
                 if not self.gate.signed_in(request):
-                    return refused(request, 401, "not signed in", " or ".join(NOT_SIGNED_IN))
+                    return self.gate.not_signed_in(request)
                 answer: Response = await handler(request)
                 return answer
 

@@ -9,12 +9,19 @@ and every answer carries a strict Content-Security-Policy, `frame-ancestors 'non
 `Cross-Origin-Resource-Policy: same-origin`. The sign-in takes the token in a POST body and
 answers with a session cookie (HttpOnly, SameSite=Strict, Path=/console) that is a random
 session id, never the token; the token never appears in a URL, a page or a log line.
+
+Guards against a server on another port of the same host using the session: browsers send
+the cookie to every port, so the cookie alone opens nothing. The sign-in page's script makes
+a key for the session, keeps it in the console origin's storage (which other ports' pages
+cannot read) and sends it with the token; the console's script sends it back on every
+request as `X-Console-Key`, and only cookie and key together are a session.
 """
 
 from __future__ import annotations
 
 import hmac
 import html
+import re
 import secrets
 import time
 from collections import OrderedDict
@@ -35,6 +42,8 @@ log = structlog.get_logger("search.console")
 
 PREFIX = "/console"
 COOKIE = "sb_console"
+KEY_HEADER = "x-console-key"
+_KEY = re.compile(r"[0-9a-f]{64}")  # what the sign-in page's script makes: 32 random bytes
 SESSION_S = 12 * 3600
 SESSIONS_KEPT = 16
 SIGN_IN_MAX_BYTES = 4096
@@ -51,11 +60,20 @@ SECURITY_HEADERS = (
     (b"cross-origin-resource-policy", b"same-origin"),
     (b"cross-origin-opener-policy", b"same-origin"),
 )
-_STATIC = {"console.js": "text/javascript", "console.css": "text/css"}
+_STATIC = {
+    "console.js": "text/javascript",
+    "signin.js": "text/javascript",
+    "console.css": "text/css",
+}
 _SIGN_IN_FIX = (
     "paste the service token: SB_SERVICE_TOKEN, or the token file "
     "(`$SB_STATE_DIR/service-token`, default ~/.cache/stream-browser/service-token)"
 )
+
+
+def _same(ours: str, given: str) -> bool:
+    """A constant-time comparison that takes any text a request can carry."""
+    return hmac.compare_digest(ours.encode(), given.encode("utf-8", "replace"))
 
 
 def is_console_path(path: str) -> bool:
@@ -67,27 +85,37 @@ def _asset(name: str) -> bytes:
 
 
 class Sessions:
-    """Signed-in consoles: random ids with an expiry, the newest `SESSIONS_KEPT`."""
+    """Signed-in consoles: random ids (the cookie), each with the key its page made and an
+    expiry, the newest `SESSIONS_KEPT`."""
 
     def __init__(self) -> None:
-        self._until: OrderedDict[str, float] = OrderedDict()
+        self._open: OrderedDict[str, tuple[float, str]] = OrderedDict()
 
-    def open(self) -> str:
+    def open(self, key: str) -> str:
         sid = secrets.token_urlsafe(32)
-        self._until[sid] = time.monotonic() + SESSION_S
-        while len(self._until) > SESSIONS_KEPT:
-            self._until.popitem(last=False)
+        self._open[sid] = (time.monotonic() + SESSION_S, key)
+        while len(self._open) > SESSIONS_KEPT:
+            self._open.popitem(last=False)
         return sid
 
-    def valid(self, sid: str | None) -> bool:
+    def _find(self, sid: str | None) -> tuple[float, str] | None:
         if not sid:
-            return False
-        until = next((u for s, u in self._until.items() if hmac.compare_digest(s, sid)), None)
-        return until is not None and until > time.monotonic()
+            return None
+        found = next((v for s, v in self._open.items() if _same(s, sid)), None)
+        return found if found is not None and found[0] > time.monotonic() else None
+
+    def known(self, sid: str | None) -> bool:
+        """The cookie names a live session (enough for the page, which holds no data)."""
+        return self._find(sid) is not None
+
+    def valid(self, sid: str | None, key: str | None) -> bool:
+        """The cookie names a live session and `key` is the one its page made."""
+        found = self._find(sid)
+        return found is not None and bool(key) and _same(found[1], key or "")
 
     def close(self, sid: str | None) -> None:
         if sid:
-            self._until.pop(sid, None)
+            self._open.pop(sid, None)
 
 
 class Gate:
@@ -115,7 +143,19 @@ class Gate:
         return self.access.token_ok(request.headers.get("authorization", ""))
 
     def signed_in(self, request: Request) -> bool:
-        return self.bearer(request) or self.sessions.valid(request.cookies.get(COOKIE))
+        """The bearer token, or the session cookie with its page's key."""
+        cookie, key = request.cookies.get(COOKIE), request.headers.get(KEY_HEADER)
+        return self.bearer(request) or self.sessions.valid(cookie, key)
+
+    def page_session(self, request: Request) -> bool:
+        """The cookie names a live session: enough to be handed the page (no data in it)."""
+        return self.sessions.known(request.cookies.get(COOKIE))
+
+    def not_signed_in(self, request: Request) -> JSONResponse:
+        """401, saying whether the key was missing from a known session's cookie."""
+        if self.page_session(request):
+            return refused(request, 401, _COOKIE_ALONE, _COOKIE_ALONE_FIX)
+        return refused(request, 401, "not signed in", " or ".join(NOT_SIGNED_IN))
 
     def token_ok(self, given: str) -> bool:
         return hmac.compare_digest(given.strip().encode(), self.access.token.encode())
@@ -158,13 +198,17 @@ def web_app(gate: Gate, api: list[Route], page: Any) -> Starlette:
         if problem is not None:
             return refused(request, 403, f"cross-site sign-in refused ({problem})", _SAME)
         body = await _bounded_body(request)
-        given = parse_qs((body or b"").decode("utf-8", "replace")).get("token", [""])[0]
+        form = parse_qs((body or b"").decode("utf-8", "replace"))
+        given, key = form.get("token", [""])[0], form.get("key", [""])[0]
         if body is None or not given or not gate.token_ok(given):
             log.info("console.sign_in_refused", reason="missing" if not given else "wrong")
             return sign_in_page("That is not the service's token. " + _SIGN_IN_FIX + ".")
-        sid = gate.sessions.open()
+        if not _KEY.fullmatch(key):
+            log.info("console.sign_in_refused", reason="no key")
+            return sign_in_page(_NO_KEY, status=400)
+        sid = gate.sessions.open(key)
         log.info("console.signed_in")
-        answer = Response(status_code=303, headers={"location": PREFIX})
+        answer = Response(status_code=303, headers={"location": PREFIX + "#signed-in"})
         answer.set_cookie(
             COOKIE, sid, max_age=SESSION_S, path=PREFIX, httponly=True, samesite="strict"
         )
@@ -174,13 +218,22 @@ def web_app(gate: Gate, api: list[Route], page: Any) -> Starlette:
         problem = gate.cross_site(request, post=True)
         if problem is not None:
             return refused(request, 403, f"cross-site request refused ({problem})", _SAME)
-        gate.sessions.close(request.cookies.get(COOKIE))
+        if gate.signed_in(request):  # the cookie alone may not end the session
+            gate.sessions.close(request.cookies.get(COOKIE))
+            log.info("console.signed_out")
         answer = Response(status_code=303, headers={"location": PREFIX})
         answer.delete_cookie(COOKIE, path=PREFIX, httponly=True, samesite="strict")
         return answer
 
+    async def sign_in_form(request: Request) -> Response:
+        problem = gate.cross_site(request, post=False)
+        if problem is not None:
+            return refused(request, 403, f"cross-site request refused ({problem})", _SAME)
+        return sign_in_page(status=200)
+
     routes = [
         Route(PREFIX, page, methods=["GET"]),
+        Route(PREFIX + "/sign-in", sign_in_form, methods=["GET"]),
         Route(PREFIX + "/static/{name}", static, methods=["GET"]),
         Route(PREFIX + "/sign-in", sign_in, methods=["POST"]),
         Route(PREFIX + "/sign-out", sign_out, methods=["POST"]),
@@ -191,3 +244,16 @@ def web_app(gate: Gate, api: list[Route], page: Any) -> Starlette:
 
 _SAME = "open the console from its own address (http://127.0.0.1:PORT/console), not from a page"
 NOT_SIGNED_IN = ("sign in at /console with the service token", TOKEN_FIX)
+_COOKIE_ALONE = (
+    "the session cookie alone is not enough: the console's own page sends its key "
+    "(X-Console-Key) with it"
+)
+_COOKIE_ALONE_FIX = (
+    "use the console from its own page (sign in again at /console/sign-in if this tab lost "
+    "its key); browsers send the cookie to every port of this host, so a cookie another "
+    "server received opens nothing"
+)
+_NO_KEY = (
+    "The sign-in came without the key the console's page makes for the session: sign in "
+    "from /console with JavaScript on."
+)

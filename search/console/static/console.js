@@ -1,10 +1,18 @@
 // The console's one script. Every string that came from the web (titles, questions, URLs,
-// envelopes, page text) is set with textContent, never as HTML. Polls while the tab is
-// visible: the state every second, a live frame a few times a second.
+// envelopes, page text) is set with textContent, never as HTML, its bidirectional controls
+// shown as visible marks. Every request carries the session's key (X-Console-Key), which the
+// sign-in page made and only this origin's pages can read: the cookie alone opens nothing.
+// Polls while the tab is visible: the state every second, a live frame a few times a second.
 "use strict";
 
 const STATE_EVERY_MS = 1000;
 const FRAME_EVERY_MS = 600;
+const KEY = "sb-console-key";
+const PENDING_KEY = "sb-console-key-pending"; // signin.js's, adopted once the sign-in succeeded
+const SIGN_IN = "/console/sign-in";
+// Bidirectional controls (U+202A-202E, U+2066-2069, U+200E, U+200F, U+061C) in web text would
+// reorder what the operator reads ("pay \u202Egnp.exe" shows as "pay exe.png").
+const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 let calls = [];
 let openCall = null;
 let frameUrl = null;
@@ -12,19 +20,54 @@ let shotUrl = null;
 
 function $(id) { return document.getElementById(id); }
 
+function visible(value) {
+  return String(value).replace(BIDI, (c) =>
+    "\u27e8U+" + c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0") + "\u27e9");
+}
+
+function setText(node, value) { node.textContent = visible(value); }
+
 function el(tag, text, cls) {
   const node = document.createElement(tag);
-  if (text !== undefined && text !== null) node.textContent = String(text);
+  if (text !== undefined && text !== null) setText(node, text);
   if (cls) node.className = cls;
   return node;
 }
 
 function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
 
+function key() { return localStorage.getItem(KEY) || ""; }
+
+function signInAgain() { window.location.replace(SIGN_IN); }
+
+// Right after a sign-in (its redirect names #signed-in) the key signin.js made is the session's.
+function adoptKey() {
+  if (window.location.hash === "#signed-in") {
+    const pending = localStorage.getItem(PENDING_KEY);
+    if (pending) localStorage.setItem(KEY, pending);
+    localStorage.removeItem(PENDING_KEY);
+    history.replaceState(null, "", window.location.pathname);
+  }
+  return key() !== "";
+}
+
 async function get(path) {
-  const answer = await fetch(path, { credentials: "same-origin", cache: "no-store" });
-  if (answer.status === 401) { window.location.reload(); throw new Error("signed out"); }
+  const answer = await fetch(path, {
+    credentials: "same-origin", cache: "no-store", headers: { "X-Console-Key": key() },
+  });
+  if (answer.status === 401) { signInAgain(); throw new Error("signed out"); }
   return answer;
+}
+
+async function signOut(event) {
+  event.preventDefault();
+  try {
+    await fetch("/console/sign-out", {
+      method: "POST", credentials: "same-origin", headers: { "X-Console-Key": key() },
+    });
+  } catch (e) { /* signed out here all the same */ }
+  localStorage.removeItem(KEY);
+  window.location.replace("/console");
 }
 
 function shortTime(iso) { return String(iso || "").replace(/^.*T/, "").replace("Z", ""); }
@@ -38,22 +81,22 @@ function route(hops) {
 function renderHeader(state) {
   const instance = $("instance");
   instance.hidden = !state.instance;
-  instance.textContent = state.instance ? "instance " + state.instance : "";
-  $("version").textContent = "v" + state.service.version + ", up " + Math.round(state.service.uptime_s) + " s" +
-    (state.service.draining ? ", draining" : "");
+  setText(instance, state.instance ? "instance " + state.instance : "");
+  setText($("version"), "v" + state.service.version + ", up " + Math.round(state.service.uptime_s) + " s" +
+    (state.service.draining ? ", draining" : ""));
   const chrome = $("chrome");
-  chrome.textContent = "Chrome: " + (state.chrome.state || (state.chrome.up ? "up" : "down"));
+  setText(chrome, "Chrome: " + (state.chrome.state || (state.chrome.up ? "up" : "down")));
   chrome.className = "pill " + (state.chrome.up ? "good" : "bad");
-  chrome.title = state.chrome.last_error || "";
+  chrome.title = visible(state.chrome.last_error || "");
   const f = state.figures || {};
-  $("figures").textContent = Object.keys(f).sort().map((k) => k + " " + f[k]).join(", ");
-  $("tab-url").textContent = (state.screen && state.screen.owned_tab_url) || "(no broadcast tab yet)";
+  setText($("figures"), Object.keys(f).sort().map((k) => k + " " + f[k]).join(", "));
+  setText($("tab-url"), (state.screen && state.screen.owned_tab_url) || "(no broadcast tab yet)");
 }
 
 function renderQueue(state) {
   const q = state.queue;
-  $("queue").textContent = (q.running ? "running: " + q.running + " for " + q.running_s + " s" : "idle") +
-    "; waiting " + q.waiting + " of " + q.max_waiting;
+  setText($("queue"), (q.running ? "running: " + q.running + " for " + q.running_s + " s" : "idle") +
+    "; waiting " + q.waiting + " of " + q.max_waiting);
   const refusals = $("refusals");
   clear(refusals);
   for (const r of state.refusals) {
@@ -113,7 +156,7 @@ async function openDetail(id) {
   const call = await answer.json();
   openCall = call;
   $("detail-panel").hidden = false;
-  $("detail-id").textContent = String(call.id);
+  setText($("detail-id"), String(call.id));
   const facts = $("detail-facts");
   clear(facts);
   fact(facts, "time", call.at);
@@ -133,7 +176,7 @@ async function openDetail(id) {
     }
     hops.appendChild(row);
   }
-  $("envelope").textContent = call.envelope === null ? "(no envelope: the call had no answer)" : call.envelope;
+  setText($("envelope"), call.envelope === null ? "(no envelope: the call had no answer)" : call.envelope);
   const passages = $("passages");
   clear(passages);
   for (const p of call.passages) passages.appendChild(el("li", p));
@@ -146,7 +189,7 @@ async function openDetail(id) {
 
 async function showShot(call) {
   const img = $("shot");
-  $("shot-state").textContent = call.shot ? "" : call.shot_state;
+  setText($("shot-state"), call.shot ? "" : call.shot_state);
   if (!call.shot) { img.hidden = true; return; }
   const answer = await get("/console/api/calls/" + call.id + "/shot");
   if (!answer.ok) { img.hidden = true; return; }
@@ -181,7 +224,7 @@ async function pollFrame() {
       const answer = await get("/console/api/frame");
       const state = answer.headers.get("x-frame-state") || "";
       const badge = $("frame-state");
-      badge.textContent = state === "paused" ? "paused: a call has the screen" : (answer.status === 204 ? (answer.headers.get("x-frame-why") || "no frame") : "live");
+      setText(badge, state === "paused" ? "paused: a call has the screen" : (answer.status === 204 ? (answer.headers.get("x-frame-why") || "no frame") : "live"));
       badge.className = "pill " + (state === "live" ? "good" : "");
       const img = $("frame");
       if (answer.status === 200) {
@@ -199,6 +242,8 @@ async function pollFrame() {
 }
 
 document.addEventListener("DOMContentLoaded", () => {
+  if (!adoptKey()) { signInAgain(); return; }
+  document.querySelector("header form").addEventListener("submit", signOut);
   $("kind").addEventListener("change", renderCalls);
   $("detail-close").addEventListener("click", () => { openCall = null; $("detail-panel").hidden = true; });
   pollState();
