@@ -55,6 +55,12 @@ HIGHLIGHTS = 3
 # phrase: "Crimean War", "battle of Tchernaya") gains PHRASE_WEIGHT times the pair's mean idf
 # for each such pair (chosen by cross-validation, see docs).
 PHRASE_WEIGHT = 2.0
+# A read's confidence: this much from the question's terms its best sentence (with context)
+# holds, the rest from the question's neighbouring term pairs that stand within PAIR_REACH
+# terms of each other there (chosen by cross-validation on results pages whose top results
+# share the question's words: docs/reading.md).
+CONFIDENCE_TERMS = 0.5
+PAIR_REACH = 5
 # An English question that asks for a date or a number ("when", "what year", "how many")
 # multiplies by 1 + ANSWER_KIND_BONUS the score of a sentence holding a year, a month or a
 # number (chosen by cross-validation, see docs).
@@ -78,6 +84,15 @@ _STOP = frozenset(
     "did what which who whom whose when where why how that this these those it its as into "
     "than then there their they he she his her him i you we our your my me name named "
     "called many much".split()
+)
+# Terms of unspaced scripts that ask rather than answer: bigrams of hiragana alone (Japanese
+# particles and endings), Chinese question words, and Japanese and Korean ones.
+_ASKING = re.compile(r"^[\u3040-\u309f]+$|[什么哪谁几怎为是否多少吗呢]")
+_ASKING_WORDS = frozenset(
+    {
+        *("何", "誰", "いつ", "どこ"),
+        *("무엇", "언제", "누구", "어디", "어느", "얼마", "어떤", "어떻", "무슨"),
+    }
 )
 # Spaced words are cut to their stem (Snowball's English stemmer: "captured" and "capture",
 # "cultivated" and "cultivation" meet), cached: a page's words repeat, and from one read to the
@@ -406,23 +421,48 @@ def _answer_kind(question: str) -> re.Pattern[str] | None:
 def _confidence(
     text: str, highlights: Sequence[Highlight], question: str, bags: Sequence[Counter[str]]
 ) -> float:
-    """How much of the question (its terms weighted by idf in the page, a term the page
-    lacks weighing most) the best highlight's context holds: 0 to 1."""
-    asked = set(tokens(question))
+    """Whether the page answers the question, 0 to 1, from its own best sentences: how much
+    of the question (its terms weighted by idf in the page, a term the page lacks weighing
+    most) the best highlight's context holds (CONFIDENCE_TERMS of it), and how many of the
+    question's neighbouring term pairs stand near each other there (the rest). Question
+    words of unspaced scripts (何, 什么, 누구, particles) are no evidence either way."""
+    asked = _asked(question)
     count = len(bags)
     weights = {
         term: math.log(1.0 + (count - df + 0.5) / (df + 0.5))
-        for term in asked
+        for term in set(asked)
         for df in [sum(1 for bag in bags if term in bag)]
     }
     total = sum(weights.values())
     if not total:
         return 0.0
+    pairs = [(a, b) for a, b in itertools.pairwise(asked) if a != b]
     best = 0.0
     for highlight in highlights:
-        present = set(tokens(highlight.context(text)))
-        best = max(best, sum(w for term, w in weights.items() if term in present) / total)
+        words = tokens(highlight.context(text))
+        present = set(words)
+        score = sum(w for term, w in weights.items() if term in present) / total
+        if pairs:
+            near = _near_pairs(words)
+            held = sum(1 for pair in pairs if pair in near) / len(pairs)
+            score = CONFIDENCE_TERMS * score + (1.0 - CONFIDENCE_TERMS) * held
+        best = max(best, score)
     return round(best, 3)
+
+
+def _asked(question: str) -> list[str]:
+    """The question's terms in order, without the question words of unspaced scripts."""
+    return [t for t in tokens(question) if not _ASKING.search(t) and t not in _ASKING_WORDS]
+
+
+def _near_pairs(words: Sequence[str], reach: int = PAIR_REACH) -> set[tuple[str, str]]:
+    """Pairs of terms at most `reach` apart, in either order."""
+    near: set[tuple[str, str]] = set()
+    for i, first in enumerate(words):
+        for second in words[i + 1 : i + 1 + reach]:
+            near.add((first, second))
+            near.add((second, first))
+    return near
 
 
 def _fill_sentences(

@@ -6,11 +6,15 @@ passages join the answer; with one, it does not."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Page as AsyncPage
+from structlog.testing import capture_logs
 
 from browser_core import Deadline, Settings, SyncDriver
 from search._passages import GAP
@@ -268,3 +272,63 @@ def test_a_top_result_that_fails_to_read_gives_way_to_the_next_unless_switched_o
     answer = search_for(drv, off, QUESTION + " again")
     assert answer.data["read_choice"] is None and ANSWER not in answer.body
     assert not [u for u in fake.seen if u.startswith(second)]
+
+
+def test_when_going_back_fails_the_next_result_is_opened_by_its_address_never_skipped(
+    web: tuple[SyncDriver, FakeWeb, Settings], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    drv, fake, settings = web
+
+    async def no_way_back(self: Any, **kwargs: Any) -> None:
+        raise PlaywrightError("going back failed (made to fail by the test)")
+
+    monkeypatch.setattr(AsyncPage, "go_back", no_way_back)
+    _first, second = two_results(fake, article(FILLER, "Markets"), LONG)
+    with capture_logs() as logs:
+        answer = search_for(drv, settings, QUESTION)
+    events = [e["event"] for e in logs]
+    assert "google.back_by_address" in events, "going back did fail: the test's premise"
+    assert answer.data["read_choice"]["chosen"] == 2 and ANSWER in answer.body
+    assert answer.data["read_next_skipped"] is None
+    assert [u for u in fake.seen if u.startswith(second)], "the next result was opened"
+
+
+@pytest.mark.serial  # a deadline that leaves room for one read and not two
+def test_a_next_result_that_cannot_be_opened_in_time_is_said_not_skipped_silently(
+    web: tuple[SyncDriver, FakeWeb, Settings], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    drv, fake, settings = web
+    _first, second = two_results(fake, article(FILLER, "Markets"), LONG)
+    # The top result's read leaves less than a read's share, whatever the machine's load.
+    monkeypatch.setattr(google_provider, "READ_MIN_S", 0.5)
+    monkeypatch.setattr(google_provider, "READ_RESERVE_S", 0.5)
+    provider = GoogleProvider(drv.driver)
+    request = Request(action="search", query=QUESTION)
+    real_read = google_provider._read_one
+
+    async def slow_first(*args: Any, **kwargs: Any) -> Any:
+        read = await real_read(*args, **kwargs)
+        deadline = args[6]
+        await asyncio.sleep(max(0.0, deadline.remaining() - 1.0))  # the rest of its time
+        return read
+
+    monkeypatch.setattr(google_provider, "_read_one", slow_first)
+    with capture_logs() as logs:
+        answer = drv.call(provider.run(request, settings, Deadline(8)), 15)
+    skipped = answer.data["read_next_skipped"]
+    assert skipped and "no time left" in skipped
+    assert "google.read_next_skipped" in [e["event"] for e in logs]
+    assert not [u for u in fake.seen if u.startswith(second)]
+
+
+def test_when_both_results_are_read_the_other_pages_best_sentences_go_with_the_answer(
+    web: tuple[SyncDriver, FakeWeb, Settings],
+) -> None:
+    drv, fake, settings = web
+    wary = settings.model_copy(update={"search_read_confidence": 0.99})  # always the next too
+    other = "The lighthouse keeper's cottage on the north cape became a museum in 1990."
+    _first, _second = two_results(fake, LONG, article([*FILLER[:5], other, *FILLER[5:20]]))
+    answer = search_for(drv, wary, QUESTION + " And what did the zeppelin quasar nebula cost?")
+    assert answer.data["read_choice"] is not None
+    assert ANSWER in answer.body and other in answer.body  # neither page traded away
+    assert answer.body.index(ANSWER) < answer.body.index(other)  # the better page first

@@ -252,9 +252,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             seed=args.seed,
         )
     if args.next:
+        from bench.answers._hard import hard_next_figures
         from bench.answers._next import next_result_figures
 
         out["next_result"] = next_result_figures(passages, pages, items, args.budgets)
+        out["next_result_hard"] = hard_next_figures(passages, pages, items)
     if args.service:
         from bench.answers._service import service_figures
 

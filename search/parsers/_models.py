@@ -78,6 +78,9 @@ class SerpPage(BaseModel):
     # Which of the top two results answers, when the next one was read too (its rank in
     # `chosen`; each read's url, confidence and outcome in `results`).
     read_choice: dict[str, Any] | None = None
+    # When both were read: the other page's best sentences (rank, url, title, text), which go
+    # with the answer.
+    read_also: dict[str, Any] | None = None
     # The results a search opened that could not be read (rank, url, error): the tab went
     # back to the results page.
     read_failed: list[dict[str, Any]] = Field(default_factory=list)

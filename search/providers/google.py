@@ -54,6 +54,9 @@ READ_MIN_S = 1.0
 # The next result answers instead of the top one only when its confidence is higher by more
 # than this (measured: python -m bench.answers --next; a page holding the answer is kept).
 READ_NEXT_MARGIN = 0.1
+# When both results were read, the other page's best sentences (this many characters at most)
+# go with the answer: a page that held the answer is never traded away for one that did not.
+ALSO_CHARS = 900
 _RESULTS_URL = re.compile(r"^https://(www\.)?google\.[a-z.]+/search")
 # The "Reject all" form of the consent page carries set_eom=true; "Accept all" set_eom=false.
 _CONSENT_BUTTON = {
@@ -290,8 +293,28 @@ def _better_first(serp: SerpPage, first: PageRead | None, second: PageRead) -> l
         chosen=serp.read_choice["chosen"],
         confidence=[r["confidence"] for r in serp.read_choice["results"]],
     )
+    winner, other = (second, first) if take_second else (first, second)
+    if other is not None and _answers(other) and other.highlights and winner is not None:
+        # Never traded away: what the other page says best goes with the answer too.
+        serp.read_also = {
+            "rank": 1 if take_second else 2,
+            "url": other.final_url,
+            "title": other.title or "",
+            "text": _best_sentences(other),
+        }
     reads = [first, second] if take_second else [second, first]
     return [r for r in reads if r is not None]
+
+
+def _best_sentences(read: PageRead) -> str:
+    """A page's best sentences for the question, each with its context, within ALSO_CHARS."""
+    kept: list[str] = []
+    for highlight in read.highlights:
+        if sum(map(len, kept)) + len(highlight.context) > ALSO_CHARS and kept:
+            break
+        if not any(highlight.context in k or k in highlight.context for k in kept):
+            kept.append(highlight.context[:ALSO_CHARS])
+    return " [...] ".join(kept)
 
 
 def _choice_row(rank: int, read: PageRead | None, url: str) -> dict[str, Any]:
@@ -462,6 +485,12 @@ def render_serp(
         lines.append("Top stories: " + "; ".join(s.title for s in serp.top_stories[:3]))
     for read in reads:
         lines.append(f"\nFrom {read.title or read.final_url} ({read.final_url}):\n{read.text}")
+    also = serp.read_also
+    if also:
+        lines.append(
+            f"\nAlso from result {also['rank']}, {also['title'] or also['url']} ({also['url']}):"
+            f"\n{also['text']}"
+        )
     if serp.read_choice:
         chosen = serp.read_choice["chosen"]
         lines.append(f"(Results 1 and 2 were read; result {chosen} answers the question better.)")
