@@ -44,6 +44,7 @@ class FailureKind(StrEnum):
     CAPTCHA = "captcha"
     CONSENT = "consent"
     NO_RESULTS = "no-results"
+    ENGINE_RESTING = "engine-resting"
     NO_VIDEO = "no-video"
     PLAYBACK_FAILED = "playback-failed"
     NOTHING_PLAYING = "nothing-playing"

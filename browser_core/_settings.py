@@ -48,6 +48,8 @@ _TOML_KEYS: dict[str, str] = {
     "google.search_read": "search_read",
     "google.search_read_confidence": "search_read_confidence",
     "google.overview_wait_s": "google_overview_wait_s",
+    "search.engines": "search_engines",
+    "search.engine_rest_min": "engine_rest_min",
 }
 
 # What each variable accepts, for one-line error messages.
@@ -158,6 +160,17 @@ class Settings(BaseSettings):
     google_overview_wait_s: float = Field(
         default=3.0, ge=0.0, le=30.0, validation_alias="SB_GOOGLE_OVERVIEW_WAIT_S"
     )
+    # The search engines the broadcast tab searches, in order: when one refuses (its
+    # challenge page, a consent wall that cannot be passed) the same call searches the next
+    # on screen before Gemini is asked; "google" alone keeps Google's refusal for Gemini.
+    search_engines: Annotated[tuple[Literal["google", "bing"], ...], NoDecode] = Field(
+        default=("google", "bing"), min_length=1, validation_alias="SB_SEARCH_ENGINES"
+    )
+    # After an engine refused, the searches of the next this many minutes skip it (no wall
+    # shown to the audience on every call); 0: never skip.
+    engine_rest_min: float = Field(
+        default=30.0, ge=0.0, le=1440.0, validation_alias="SB_ENGINE_REST_MIN"
+    )
     # Consent banners on the broadcast screen (browser_core/stage/_consent.py); unset: follow
     # SB_GOOGLE_CONSENT. "off" leaves them on screen.
     consent: Literal["reject", "accept", "off"] | None = Field(
@@ -215,6 +228,16 @@ class Settings(BaseSettings):
     def _split_csv(cls, value: Any) -> Any:
         if isinstance(value, str):
             return tuple(part.strip() for part in value.split(",") if part.strip())
+        return value
+
+    @field_validator("search_engines", mode="before")
+    @classmethod
+    def _engines(cls, value: Any) -> Any:
+        """`google,bing` in order, each once (a name repeated is kept once)."""
+        if isinstance(value, str):
+            value = tuple(p.strip().lower() for p in value.split(",") if p.strip())
+        if isinstance(value, tuple | list):
+            return tuple(dict.fromkeys(value))
         return value
 
     @field_validator("allow_hosts", mode="before")

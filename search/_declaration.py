@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from search._types import ACTION_SPECS, ACTIONS
+from search._types import ACTION_SPECS, ACTIONS, ENGINE_NAMES
 
 _ACTION_HELP = " ".join(f"{spec.name}: {spec.summary}." for spec in ACTION_SPECS)
 
@@ -35,6 +35,12 @@ TOOL_DECLARATION: dict[str, Any] = {
             "url": {
                 "type": "string",
                 "description": "The page to read (http or https), or a YouTube URL to play.",
+            },
+            "engine": {
+                "type": "string",
+                "enum": list(ENGINE_NAMES),
+                "description": "`search` only, rarely needed: search this engine on the "
+                "stream. Leave it out: Google first, and Bing on screen when Google refuses.",
             },
         },
         "required": ["query"],

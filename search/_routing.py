@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -28,14 +29,18 @@ from browser_core import (
     Settings,
     ToolExecutionResult,
 )
-from search._types import ACTION_SPECS, CONTROLS, Provider, Request, ToolContext
+from search._types import ACTION_SPECS, CONTROLS, ENGINE_NAMES, Provider, Request, ToolContext
 
 Mode = Literal["live", "off", "disabled"]
 log = structlog.get_logger(__name__)
 
 _LIVE_PLAYER = ("youtube",)
+# The web search engines on the broadcast tab, as a route names them: the call's table holds
+# the ones `SB_SEARCH_ENGINES` names (or the one the brain asked for), in that order, where
+# the route names the first of them.
+ENGINES = ENGINE_NAMES
 ROUTES: dict[tuple[Mode, str], tuple[str, ...]] = {
-    ("live", "search"): ("google", "gemini"),
+    ("live", "search"): ("google", "bing", "gemini"),
     ("live", "read"): ("read", "gemini"),
     ("live", "play"): _LIVE_PLAYER,
     **{("live", control): _LIVE_PLAYER for control in sorted(CONTROLS)},
@@ -89,6 +94,8 @@ def check_routes(providers: dict[str, Provider]) -> None:
     for (mode, action), names in ROUTES.items():
         for name in names:
             provider = providers.get(name)
+            if provider is None and name in ENGINES:
+                continue  # an engine left out of a registry is left out of its routes
             if provider is None:
                 known = ", ".join(sorted(providers)) or "none"
                 raise ValueError(
@@ -114,8 +121,18 @@ class Registry:
     def check(self) -> None:
         check_routes(self.providers)
 
-    def table(self, mode: Mode, action: str) -> tuple[Provider, ...]:
-        return tuple(self.providers[n] for n in ROUTES.get((mode, action), ()))
+    def table(
+        self, mode: Mode, action: str, engines: Sequence[str] = ENGINES
+    ) -> tuple[Provider, ...]:
+        """The providers of a call, in order; the route's search engines are `engines`, in
+        their order (those registered)."""
+        names: list[str] = []
+        for name in ROUTES.get((mode, action), ()):
+            if name not in ENGINES:
+                names.append(name)
+            elif not any(n in ENGINES for n in names):
+                names += [e for e in engines if e in ENGINES]
+        return tuple(self.providers[n] for n in names if n in self.providers)
 
 
 @dataclass

@@ -31,29 +31,51 @@ from browser_core import (
     wrap_answer,
 )
 from search._routing import REFUSALS, Found, Mode, Registry, Walk, mode_for, walk
-from search._types import ACTIONS, CONTROLS, SPECS, Action, Provider, Request, ToolContext
-from search.providers import GeminiProvider, GoogleProvider, ReadProvider, YoutubeProvider
+from search._types import (
+    ACTIONS,
+    CONTROLS,
+    ENGINE_NAMES,
+    SPECS,
+    Action,
+    Provider,
+    Request,
+    ToolContext,
+)
+from search.providers import (
+    BingProvider,
+    GeminiProvider,
+    GoogleProvider,
+    ReadProvider,
+    YoutubeProvider,
+)
 
 log = structlog.get_logger(__name__)
-_ON_SCREEN = frozenset({"google", "read", "youtube"})  # providers that show on the broadcast
+# Providers that show on the broadcast.
+_ON_SCREEN = frozenset({*ENGINE_NAMES, "read", "youtube"})
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
 def default_registry(driver: Driver, gemini: Provider | None = None) -> Registry:
-    """The production providers: three on the broadcast tab, and Gemini (or its stand-in,
-    such as a recorded session's)."""
+    """The production providers: the search engines, the read and the player on the
+    broadcast tab, and Gemini (or its stand-in, such as a recorded session's)."""
     registry = Registry()
     registry.register(GoogleProvider(driver))
+    registry.register(BingProvider(driver))
     registry.register(ReadProvider(driver))
     registry.register(YoutubeProvider(driver))
     registry.register(gemini or GeminiProvider())
     return registry
 
 
-def resolve(query: str, action: str, url: str | None, read_top: int = 0) -> Request:
+def resolve(
+    query: str, action: str, url: str | None, read_top: int = 0, engine: str | None = None
+) -> Request:
     """Turn the LLM's parameters into a request; `auto` reads a URL, otherwise searches."""
     if action not in ACTIONS:
         raise ValueError(f"action must be one of {', '.join(ACTIONS)}, not {action!r}")
+    engine = (engine or "").strip().lower() or None
+    if engine is not None and engine not in ENGINE_NAMES:
+        raise ValueError(f"engine must be one of {', '.join(ENGINE_NAMES)}, not {engine!r}")
     query = " ".join(_CONTROL.sub(" ", query or "").split())
     if action in CONTROLS:
         return Request(action=cast(Action, action), query=query)
@@ -66,7 +88,11 @@ def resolve(query: str, action: str, url: str | None, read_top: int = 0) -> Requ
     if action == "read" and url is None:
         url = query
     return Request(
-        action=cast(Action, action), query=query or (url or ""), url=url, read_top=read_top
+        action=cast(Action, action),
+        query=query or (url or ""),
+        url=url,
+        read_top=read_top,
+        engine=engine,
     )
 
 
@@ -123,10 +149,12 @@ class BrowseTool:
         url: str | None = None,
         ctx: ToolContext | None = None,
         read_top: int = 0,
+        engine: str | None = None,
     ) -> Walk:
-        """Route one call and return the walk (result or None, and every hop)."""
+        """Route one call and return the walk (result or None, and every hop); `engine`:
+        search that engine alone on screen (else `SB_SEARCH_ENGINES`, in order)."""
         ctx = ctx or ToolContext()
-        request = resolve(query, action, url, read_top)
+        request = resolve(query, action, url, read_top, engine)
         mode = mode_for(self.settings, ctx)
         deadline = Deadline(self.settings.call_deadline_s)
         with bound_request(action=request.action, mode=mode):
@@ -167,6 +195,7 @@ class BrowseTool:
             request.query.lower(),
             request.url or "",
             str(request.read_top),
+            request.engine or "",
         )
         cacheable = request.action in ("search", "read")
         cached = self.cache.get(key) if cacheable else None
@@ -174,9 +203,9 @@ class BrowseTool:
             log.info("tool.cache_hit")
             return Walk(cached, cached.chain)
         note = await self._park_video(request, mode, deadline)
-        found, chain = await walk(
-            self.registry.table(mode, request.action), request, self.settings, deadline
-        )
+        engines = (request.engine,) if request.engine else self.settings.search_engines
+        table = self.registry.table(mode, request.action, engines)
+        found, chain = await walk(table, request, self.settings, deadline)
         if found is None:
             return Walk(None, chain)
         result = self._wrap(found, request, deadline, chain, note)
@@ -223,9 +252,10 @@ class BrowseTool:
         action: str = "auto",
         url: str | None = None,
         ctx: ToolContext | None = None,
+        engine: str | None = None,
     ) -> ToolExecutionResult | None:
         try:
-            return (await self.arun(query, action=action, url=url, ctx=ctx)).result
+            return (await self.arun(query, action=action, url=url, ctx=ctx, engine=engine)).result
         except Exception:
             log.exception("tool.crashed")
             return None
@@ -237,11 +267,13 @@ class BrowseTool:
         action: str = "auto",
         url: str | None = None,
         ctx: ToolContext | None = None,
+        engine: str | None = None,
     ) -> ToolExecutionResult | None:
         """Synchronous, safe from any thread; bounded by the call deadline."""
         try:
             return self.loop.run(
-                self.acall(query, action=action, url=url, ctx=ctx), self.outer_timeout_s
+                self.acall(query, action=action, url=url, ctx=ctx, engine=engine),
+                self.outer_timeout_s,
             )
         except TimeoutError:
             log.warning("tool.call_failed", failure_kind=FailureKind.TIMEOUT)

@@ -38,6 +38,8 @@ ACTION_SPECS: tuple[ActionSpec, ...] = (
 SPECS: dict[str, ActionSpec] = {spec.name: spec for spec in ACTION_SPECS}
 ACTIONS: tuple[str, ...] = ("auto", *SPECS)
 CONTROLS: frozenset[str] = frozenset(spec.name for spec in ACTION_SPECS if spec.control)
+# The search engines a call may ask for by name (the on-screen search; see `_routing`).
+ENGINE_NAMES: tuple[str, ...] = ("google", "bing")
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,7 @@ class Request:
     url: str | None = None
     read_top: int = 0
     options: dict[str, str] = field(default_factory=dict)
+    engine: str | None = None  # the search engine the brain asked for (None: the setting's)
 
 
 class Provider(Protocol):

@@ -244,11 +244,13 @@ def browse(
     url: str | None = None,
     broadcasting: bool | None = None,
     read_top: int = 0,
+    engine: str | None = None,
     timeout: float = DEFAULT_TIMEOUT_S,
     service_url: str | None = None,
     token: str | None = None,
 ) -> dict[str, Any] | None:
-    """The whole answer: `{"result": dict | None, "chain": [hops]}`; `None` if none came."""
+    """The whole answer: `{"result": dict | None, "chain": [hops]}`; `None` if none came.
+    `engine` ("google", "bing"): a search on that engine alone."""
     body: dict[str, Any] = {"query": query, "action": action}
     if broadcasting is not None:
         body["broadcasting"] = broadcasting
@@ -256,6 +258,8 @@ def browse(
         body["url"] = url
     if read_top:
         body["read_top"] = read_top
+    if engine is not None:
+        body["engine"] = engine
     try:
         service = find_service(service_url, token)
         answer = request("POST", "/v1/browse", body, service=service, timeout=timeout)
@@ -308,17 +312,20 @@ def browse_and_search(
     action: str = "auto",
     url: str | None = None,
     broadcasting: bool | None = None,
+    engine: str | None = None,
     timeout: float = DEFAULT_TIMEOUT_S,
     service_url: str | None = None,
     token: str | None = None,
 ) -> dict[str, Any] | None:
     """Search, read or play through the service: the `ToolExecutionResult` as a dict, or
-    `None` when every provider failed or the service could not answer (reason logged)."""
+    `None` when every provider failed or the service could not answer (reason logged).
+    `engine`: the tool declaration's optional field, passed on as the brain gave it."""
     answer = browse(
         query,
         action=action,
         url=url,
         broadcasting=broadcasting,
+        engine=engine,
         timeout=timeout,
         service_url=service_url,
         token=token,

@@ -287,7 +287,7 @@ def test_when_going_back_fails_the_next_result_is_opened_by_its_address_never_sk
     with capture_logs() as logs:
         answer = search_for(drv, settings, QUESTION)
     events = [e["event"] for e in logs]
-    assert "google.back_by_address" in events, "going back did fail: the test's premise"
+    assert "search.back_by_address" in events, "going back did fail: the test's premise"
     assert answer.data["read_choice"]["chosen"] == 2 and ANSWER in answer.body
     assert answer.data["read_next_skipped"] is None
     assert [u for u in fake.seen if u.startswith(second)], "the next result was opened"
@@ -317,7 +317,7 @@ def test_a_next_result_that_cannot_be_opened_in_time_is_said_not_skipped_silentl
         answer = drv.call(provider.run(request, settings, Deadline(8)), 15)
     skipped = answer.data["read_next_skipped"]
     assert skipped and "no time left" in skipped
-    assert "google.read_next_skipped" in [e["event"] for e in logs]
+    assert "search.read_next_skipped" in [e["event"] for e in logs]
     assert not [u for u in fake.seen if u.startswith(second)]
 
 

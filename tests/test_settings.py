@@ -204,6 +204,7 @@ def test_the_repository_config_holds_only_what_differs_from_the_code_defaults() 
             key, value = next(iter(tomllib.loads(line[2:]).items()))
             documented[f"{section}.{key}"] = value
     defaults = {k: Settings.model_fields[f].default for k, f in _TOML_KEYS.items()}
+    defaults = {k: list(v) if isinstance(v, tuple) else v for k, v in defaults.items()}
     for key, value in active.items():
         assert value != defaults[key], f"{key} repeats the code default: comment it out"
     for key, value in documented.items():

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import re
 from typing import Any
-from urllib.parse import unquote, urlencode, urlsplit
+from urllib.parse import unquote, urldefrag, urlsplit
 
 import structlog
 from playwright.async_api import Error as PlaywrightError
@@ -22,6 +21,7 @@ from browser_core import (
     Deadline,
     Driver,
     FailureKind,
+    NavigationFailed,
     NavOutcome,
     PageBlocked,
     ProviderError,
@@ -31,10 +31,13 @@ from browser_core import (
     trim_heap,
 )
 from browser_core.stage import BUDGET_S, prepare, show_caption, show_result
-from search._language import google_locale
 from search._types import Request
 from search.parsers._models import SerpPage, SerpResult
-from search.parsers.google import parse_serp
+from search.providers._engine import LiveEngine, Rest
+from search.providers._engine_bing import BING_LIVE
+from search.providers._engine_google import GOOGLE_LIVE
+from search.providers._engine_google import answer_consent as answer_consent
+from search.providers._engine_google import search_url as search_url
 from search.providers._overview import (
     LABEL,
     await_overview,
@@ -57,60 +60,6 @@ READ_NEXT_MARGIN = 0.1
 # When both results were read, the other page's best sentences (this many characters at most)
 # go with the answer: a page that held the answer is never traded away for one that did not.
 ALSO_CHARS = 900
-_RESULTS_URL = re.compile(r"^https://(www\.)?google\.[a-z.]+/search")
-# The "Reject all" form of the consent page carries set_eom=true; "Accept all" set_eom=false.
-_CONSENT_BUTTON = {
-    "reject": (
-        'form:has(input[name="set_eom"][value="true"]) button, '
-        'form:has(input[name="set_eom"][value="true"]) input[type="submit"]'
-    ),
-    "accept": (
-        'form:has(input[name="set_eom"][value="false"]) button, '
-        'form:has(input[name="set_eom"][value="false"]) input[type="submit"]'
-    ),
-}
-# The buttons' names where the wall's forms are not the usual ones: English, Swedish, Danish,
-# Norwegian, Finnish, German, Dutch, French, Spanish, Portuguese, Italian, Polish.
-_CONSENT_TEXT = {
-    "reject": re.compile(
-        r"reject all|avvisa alla|afvis alle|avvis alle|hylkää kaikki|alle ablehnen"
-        r"|alles afwijzen|tout refuser|rechazar todo|rejeitar tudo|rifiuta tutto"
-        r"|odrzuć wszystko",
-        re.I,
-    ),
-    "accept": re.compile(
-        r"accept all|godkänn alla|accept[eé]r alle|godta alle|hyväksy kaikki|alle akzeptieren"
-        r"|alles accepteren|tout accepter|aceptar todo|aceitar tudo|accetta tutto"
-        r"|zaakceptuj wszystko",
-        re.I,
-    ),
-}
-
-
-def search_url(query: str, settings: Settings) -> str:
-    """The Google results URL for `query` with the configured language, region and tab
-    (`SB_GOOGLE_HL=auto`: the language and region the query's script points to)."""
-    hl, gl = google_locale(
-        query, settings.google_hl, settings.google_gl, settings.google_hl_fallback
-    )
-    params = {"q": query, "hl": hl, "gl": gl}
-    if settings.google_udm14:
-        params["udm"] = "14"
-    return "https://www.google.com/search?" + urlencode(params)
-
-
-async def answer_consent(page: Any, choice: str, timeout_ms: float = 8000) -> bool:
-    """Click "Reject all" (or "Accept all") on a consent wall; True if a button was found."""
-    await page.wait_for_load_state("domcontentloaded", timeout=timeout_ms)
-    button = page.locator(_CONSENT_BUTTON[choice]).first
-    if not await button.count():
-        button = page.get_by_role("button", name=_CONSENT_TEXT[choice]).first
-        if not await button.count():
-            return False
-    log.info("google.consent", choice=choice)
-    async with page.expect_navigation(wait_until="commit", timeout=timeout_ms):
-        await button.click(timeout=timeout_ms)
-    return True
 
 
 async def _body_html(page: Any, nav: NavOutcome) -> str:
@@ -126,26 +75,28 @@ async def _body_html(page: Any, nav: NavOutcome) -> str:
     return await document_html(page)
 
 
-async def _parse(page: Any, html: str) -> SerpPage:
-    serp = await asyncio.to_thread(parse_serp, html, page.url)
+async def _parse(engine: LiveEngine, page: Any, html: str) -> SerpPage:
+    serp = await asyncio.to_thread(engine.parser.parse, html, page.url)
     trim_heap()  # the page body and its parse tree are gone: give their pages back
     return serp
 
 
-async def _load_serp(driver: Driver, page: Any, url: str, settings: Settings) -> SerpPage:
+async def _load_serp(
+    driver: Driver, page: Any, url: str, settings: Settings, engine: LiveEngine
+) -> SerpPage:
     """Open the results page and parse it; answer a consent wall on the way."""
     nav = await driver.navigate(page, url, wait_until="commit", check=False)
     prepare(page)  # the stage's world and stylesheet, while the page is parsed
-    serp = await _parse(page, await _body_html(page, nav))
+    serp = await _parse(engine, page, await _body_html(page, nav))
     if serp.blocked is None and not serp.results:
         # Not a result page yet (a script or meta redirect, or a late render): settle, re-read.
         await page.wait_for_load_state("domcontentloaded")
         await driver.settle(page)
-        serp = await _parse(page, await document_html(page))
-    if serp.blocked == "consent" and await answer_consent(page, settings.google_consent):
-        if not _RESULTS_URL.match(page.url):
-            await page.wait_for_url(_RESULTS_URL, wait_until="commit", timeout=8000)
-        serp = await _parse(page, await document_html(page))
+        serp = await _parse(engine, page, await document_html(page))
+    if serp.blocked == "consent" and await engine.answer_consent(page, settings.google_consent):
+        if not engine.is_results(page.url):
+            await page.wait_for_url(engine.results_page, wait_until="commit", timeout=8000)
+        serp = await _parse(engine, page, await document_html(page))
     return serp
 
 
@@ -182,60 +133,63 @@ def read_hints(result: SerpResult) -> list[str]:
     return hints
 
 
-async def google_search(
+async def web_search(
     driver: Driver,
     query: str,
     settings: Settings,
     *,
+    engine: LiveEngine = GOOGLE_LIVE,
     read_top: int = 0,
     timeout: float | None = None,
 ) -> tuple[SerpPage, list[PageRead]]:
-    """Search Google on the owned tab; read the top `read_top` results, or (with
+    """Search `engine` (Google unless told) on the owned tab; read the top `read_top`
+    results, or (with
     `SB_SEARCH_READ=auto`, the default) the top one when the page holds no direct answer,
     and the next organic result too when the top one's best sentences cover too little of
     the query (`SB_SEARCH_READ_CONFIDENCE`): then the better of the two is the one read.
     A read is given what is left of the call's deadline less a reserve, and is dropped (the
     results page answers alone, `data.read_skipped` says why) when it cannot finish in it."""
-    url = search_url(query, settings)
+    url = engine.results_url(query, settings)
     deadline = Deadline(timeout if timeout is not None else settings.op_timeout_s)
-    screen: list[PageRead] = []  # the page the tab shows when the answer is handed back
 
     async def op(page: Any) -> tuple[SerpPage, list[PageRead]]:
-        serp = await _load_serp(driver, page, url, settings)
+        serp = await _load_serp(driver, page, url, settings, engine)
         await await_overview(page, serp, settings, deadline)
         wanted = _to_read(serp, read_top, settings)
         if not wanted:
             return serp, []
         # Viewers see the result marked before it opens (100 ms at most).
         await show_serp(page, serp, query, settings, budget_s=BUDGET_S)
-        reads = await _read_results(driver, page, serp, wanted, query, settings, deadline)
-        screen.extend(reads[-1:])
+        reads = await _read_results(driver, page, serp, wanted, query, settings, deadline, engine)
         if read_top:
             return serp, reads
         first = reads[0] if reads else None
         if not _wants_next(first, serp, settings):
             return serp, _answering(reads, read_top)
-        second = await _read_next(driver, page, serp, query, settings, deadline)
+        second = await _read_next(driver, page, serp, query, settings, deadline, engine)
         if second is None:
             return serp, _answering(reads, read_top)
-        screen[:] = [second]
         return serp, _answering(_better_first(serp, first, second), read_top)
 
     async def show(page: Any, found: tuple[SerpPage, list[PageRead]]) -> None:
         serp, reads = found
         if reads:  # the tab shows the page that answers: its passage, like a read's
-            if screen and screen[-1] is not reads[-1]:  # the next result lost: back to the first
-                await _reopen(driver, page, reads[-1])
+            if urldefrag(page.url).url != urldefrag(reads[-1].final_url).url:
+                await _reopen(driver, page, reads[-1])  # the next one lost, or failed
             await show_read(page, reads[-1], settings)
-        elif overview_ready(serp) and _RESULTS_URL.match(page.url):
+        elif overview_ready(serp) and engine.is_results(page.url):
             _, shown, best = overview_text(serp, query, settings.read_max_chars)
             await asyncio.gather(
                 show_overview(page, shown, best), show_caption(page, "search", query, settings)
             )
-        elif serp.results and not serp.blocked and _RESULTS_URL.match(page.url):
+        elif serp.results and not serp.blocked and engine.is_results(page.url):
             await show_serp(page, serp, query, settings)
 
-    return await driver.run("google.search", op, timeout=deadline.remaining(), show=show)
+    op_name = f"{engine.name}.search"
+    return await driver.run(op_name, op, timeout=deadline.remaining(), show=show)
+
+
+google_search = web_search  # the name the recordings, the CLI and the bench know
 
 
 def _to_read(serp: SerpPage, read_top: int, settings: Settings) -> int:
@@ -289,7 +243,8 @@ def _better_first(serp: SerpPage, first: PageRead | None, second: PageRead) -> l
         ],
     }
     log.info(
-        "google.read_next",
+        "search.read_next",
+        engine=serp.engine,
         chosen=serp.read_choice["chosen"],
         confidence=[r["confidence"] for r in serp.read_choice["results"]],
     )
@@ -318,7 +273,7 @@ def _best_sentences(read: PageRead) -> str:
 
 
 def _choice_row(rank: int, read: PageRead | None, url: str) -> dict[str, Any]:
-    if read is None:  # the read failed (logged as google.read_top_failed)
+    if read is None:  # the read failed (logged as search.read_top_failed)
         return {"rank": rank, "url": url, "confidence": 0.0, "outcome": "failed"}
     outcome = read.blocked or read.outcome
     return {"rank": rank, "url": read.final_url, "confidence": read.confidence, "outcome": outcome}
@@ -346,17 +301,39 @@ async def _read_one(
         return await asyncio.wait_for(step, share)
     except TimeoutError:
         serp.read_skipped = f"the top result could not be read within {share:.1f} s"
-        log.info("google.read_top_late", url=result.url[:200], share_s=round(share, 1))
+        log.info(
+            "search.read_top_late",
+            engine=serp.engine,
+            url=result.url[:200],
+            share_s=round(share, 1),
+        )
         serp.read_failed.append(
             {"rank": result.rank, "url": result.url[:500], "error": serp.read_skipped}
         )
         raise
     except Exception as exc:
-        log.info("google.read_top_failed", url=result.url[:200], error=str(exc)[:200])
+        if isinstance(exc, NavigationFailed):
+            await _error_page_committed(page)
+        log.info(
+            "search.read_top_failed",
+            engine=serp.engine,
+            url=result.url[:200],
+            error=str(exc)[:200],
+        )
         serp.read_failed.append(
             {"rank": result.rank, "url": result.url[:500], "error": str(exc)[:300]}
         )
         return None
+
+
+async def _error_page_committed(page: Any, within_ms: float = 1000) -> None:
+    """Chrome commits its error page for a result that failed to load a moment after the
+    failure is reported (measured: the way back raced it and lost, and the error page came
+    in over the results page): wait for it, briefly, so the way back starts from it."""
+    with contextlib.suppress(PlaywrightError):
+        await page.wait_for_url(
+            lambda url: url.startswith("chrome-error://"), wait_until="commit", timeout=within_ms
+        )
 
 
 async def _read_results(
@@ -367,6 +344,7 @@ async def _read_results(
     query: str,
     settings: Settings,
     deadline: Deadline,
+    engine: LiveEngine,
 ) -> list[PageRead]:
     """The top `wanted` results read in turn; when none answers, the tab goes back to the
     results page (never left on a site's error page or Chrome's)."""
@@ -383,16 +361,17 @@ async def _read_results(
         if read is not None:
             reads.append(read)
     if not any(_answers(r) for r in reads):
-        await _back_to_results(driver, page, search_url(query, settings), history=not late)
+        results = engine.results_url(query, settings)
+        await _back_to_results(driver, page, engine, results, history=not late)
     return reads
 
 
-def _on_results(page: Any) -> bool:
-    return bool(_RESULTS_URL.match(page.url))
+def _on_results(page: Any, engine: LiveEngine) -> bool:
+    return engine.is_results(page.url)
 
 
 async def _back_to_results(
-    driver: Driver, page: Any, results: str, *, history: bool = True
+    driver: Driver, page: Any, engine: LiveEngine, results: str, *, history: bool = True
 ) -> bool:
     """Back to the results page (never an error page); whether the tab is on it. History
     first (the page as the audience saw it); where that does not lead there, the results
@@ -402,17 +381,17 @@ async def _back_to_results(
     its navigation pending (`history=False`: the address still reads as the results page
     until that navigation commits, and going back would leave it)."""
     if history:
-        if _on_results(page):
+        if _on_results(page, engine):
             return True
         with contextlib.suppress(PlaywrightError, TimeoutError):
             await asyncio.wait_for(page.go_back(wait_until="commit"), 2.0)
-        if _on_results(page):
+        if _on_results(page, engine):
             return True
-    log.info("google.back_by_address", was=page.url[:200], history=history)
+    log.info("search.back_by_address", engine=engine.name, was=page.url[:200], history=history)
     with contextlib.suppress(Exception):
         await driver.navigate(page, results, wait_until="commit", check=False)
         prepare(page)
-    return _on_results(page)
+    return _on_results(page, engine)
 
 
 async def _read_next(
@@ -422,6 +401,7 @@ async def _read_next(
     query: str,
     settings: Settings,
     deadline: Deadline,
+    engine: LiveEngine,
 ) -> PageRead | None:
     """Back on the results page, the next organic result marked, opened and read, when the
     deadline leaves a read's share after the way back; None when it could not be."""
@@ -430,22 +410,27 @@ async def _read_next(
             f"no time left in the call's deadline ({deadline.remaining():.1f} s) to open "
             "the next result"
         )
-        log.info("google.read_next_skipped", remaining_s=round(deadline.remaining(), 1))
+        log.info(
+            "search.read_next_skipped",
+            engine=engine.name,
+            remaining_s=round(deadline.remaining(), 1),
+        )
         return None
     second = serp.results[1]
-    if await _back_to_results(driver, page, search_url(query, settings)):
+    results = engine.results_url(query, settings)
+    if await _back_to_results(driver, page, engine, results):
         prepare(page)
         await show_result(page, second.url, budget_s=BUDGET_S)  # viewers see it chosen
     else:  # the read opens it by its address all the same
-        log.info("google.read_next_direct", url=second.url[:200], was=page.url[:200])
+        log.info("search.read_next_direct", engine=engine.name, url=second.url[:200])
     skipped, late = serp.read_skipped, False
     try:
         read = await _read_one(driver, page, serp, second, query, settings, deadline)
     except TimeoutError:
         read, late = None, True
     serp.read_skipped = skipped  # the top result was read: the envelope does not say otherwise
-    if read is None and (late or not _on_results(page)):
-        await _back_to_results(driver, page, search_url(query, settings), history=not late)
+    if read is None and (late or not _on_results(page, engine)):
+        await _back_to_results(driver, page, engine, results, history=not late)
     return read
 
 
@@ -457,8 +442,34 @@ async def _reopen(driver: Driver, page: Any, read: PageRead) -> None:
         prepare(page)
 
 
+def _read_notes(serp: SerpPage, reads: list[PageRead]) -> list[str]:
+    """What the reads add after the pages read: the other page's best sentences, which
+    result answered, and why a result was not read or could not be."""
+    lines: list[str] = []
+    also = serp.read_also
+    if also:
+        lines.append(
+            f"\nAlso from result {also['rank']}, {also['title'] or also['url']} ({also['url']}):"
+            f"\n{also['text']}"
+        )
+    if serp.read_choice:
+        chosen = serp.read_choice["chosen"]
+        lines.append(f"(Results 1 and 2 were read; result {chosen} answers the question better.)")
+    if serp.read_skipped:
+        lines.append(f"(The top result was not read: {serp.read_skipped}.)")
+    elif serp.read_failed and not reads:
+        ranks = " and ".join(str(f["rank"]) for f in serp.read_failed)
+        lines.append(f"(Result {ranks} could not be opened; the results page answers.)")
+    return lines
+
+
 def render_serp(
-    serp: SerpPage, reads: list[PageRead], max_results: int, *, overview: str = ""
+    serp: SerpPage,
+    reads: list[PageRead],
+    max_results: int,
+    *,
+    overview: str = "",
+    engine: str = "Google",
 ) -> str:
     """Compact, speakable: Google's AI Overview (`overview`: what of it the brain hears),
     labelled as AI-generated, then the answer, then a few ranked results with their sources."""
@@ -485,45 +496,51 @@ def render_serp(
         lines.append("Top stories: " + "; ".join(s.title for s in serp.top_stories[:3]))
     for read in reads:
         lines.append(f"\nFrom {read.title or read.final_url} ({read.final_url}):\n{read.text}")
-    also = serp.read_also
-    if also:
-        lines.append(
-            f"\nAlso from result {also['rank']}, {also['title'] or also['url']} ({also['url']}):"
-            f"\n{also['text']}"
-        )
-    if serp.read_choice:
-        chosen = serp.read_choice["chosen"]
-        lines.append(f"(Results 1 and 2 were read; result {chosen} answers the question better.)")
-    if serp.read_skipped:
-        lines.append(f"(The top result was not read: {serp.read_skipped}.)")
-    elif serp.read_failed and not reads:
-        ranks = " and ".join(str(f["rank"]) for f in serp.read_failed)
-        lines.append(f"(Result {ranks} could not be opened; the results page answers.)")
-    return "\n".join(lines) if lines else "Google found no results."
+    lines += _read_notes(serp, reads)
+    if lines and engine != "Google":
+        lines.insert(0, f"(Searched on {engine}.)")
+    return "\n".join(lines) if lines else f"{engine} found no results."
 
 
-class GoogleProvider:
-    """The `search` action on the broadcast Chrome."""
+class SearchProvider:
+    """The `search` action on the broadcast Chrome, on one engine (`LiveEngine`). The
+    engine's refusal (its challenge, a consent wall it could not pass) rests it for
+    `SB_ENGINE_REST_MIN`: the searches that follow go straight to the next engine, and
+    `/v1/status` says until when (`rest.state()`)."""
 
-    name = "google"
     actions = frozenset({"search"})
 
-    def __init__(self, driver: Driver) -> None:
+    def __init__(self, driver: Driver, engine: LiveEngine) -> None:
         self.driver = driver
+        self.engine = engine
+        self.name = engine.name
+        self.rest = Rest()
 
     async def run(self, request: Request, settings: Settings, deadline: Deadline) -> Answer:
-        serp, reads = await google_search(
+        engine = self.engine
+        if self.rest.active():
+            raise ProviderError(
+                f"{engine.title} refused a search ({self.rest.why}); it rests until "
+                f"{self.rest.state()['until']}",
+                failure_kind=FailureKind.ENGINE_RESTING,
+                hint="the next engine searches on screen meanwhile; once the challenge is "
+                "solved in the broadcast Chrome, the console's Google button brings it back",
+            )
+        serp, reads = await web_search(
             self.driver,
             request.query,
             settings,
+            engine=engine,
             read_top=request.read_top,
             timeout=deadline.remaining(),
         )
         if serp.blocked:
+            self._refused(serp.blocked, settings)
             raise PageBlocked(
-                f"Google showed its {serp.blocked} page",
+                f"{engine.title} showed its {serp.blocked} page",
                 failure_kind=serp.blocked,
-                hint="the Gemini fallback answers instead",
+                hint=f"the next engine answers instead; {engine.title} rests for "
+                f"{settings.engine_rest_min:g} min (SB_ENGINE_REST_MIN)",
             )
         if not (
             serp.results
@@ -534,28 +551,66 @@ class GoogleProvider:
         ):
             # Zero results, or a layout the parser cannot read: a failed hop, so Gemini answers.
             raise ProviderError(
-                f"Google showed no results the parser could read for {request.query[:100]!r}",
+                f"{engine.title} showed no results the parser could read for "
+                f"{request.query[:100]!r}",
                 failure_kind=FailureKind.NO_RESULTS,
-                hint="the Gemini fallback answers instead; if Google did show results, the "
+                hint="the next engine or Gemini answers instead; if results were shown, the "
                 "page layout changed: record it with `make record` and update the parser",
             )
-        spoken, _, _ = overview_text(serp, request.query, settings.read_max_chars)
-        cited = serp.ai_overview.sources if spoken and serp.ai_overview else []
-        sources = [Source(title=c.title, url=c.url) for c in cited]
-        sources += [Source(title=r.title, url=r.url) for r in serp.results[: settings.max_results]]
-        listed: set[str] = set()
-        sources = [s for s in sources if _first(s.url.split("#")[0], listed)]
-        opened = [(r.title or "", r.final_url) for r in reads]
-        if serp.read_choice:  # both pages read, the one that lost included
-            opened = [("", str(r["url"])) for r in serp.read_choice["results"]]
-        for title, url in opened:
-            if url.split("#")[0] not in listed:
-                sources.append(Source(title=title, url=url))
-                listed.add(url.split("#")[0])
-        data = serp.model_dump()
-        data["reads"] = [read.model_dump() for read in reads]
-        text = render_serp(serp, reads, settings.max_results, overview=spoken)
-        return Answer(text, sources, data)
+        return _answer(serp, reads, request, settings, engine)
+
+    def _refused(self, kind: str, settings: Settings) -> None:
+        if settings.engine_rest_min <= 0:
+            return
+        self.rest.start(kind, settings.engine_rest_min)
+        log.warning(
+            "search.engine_resting",
+            engine=self.engine.name,
+            why=kind,
+            until=self.rest.state()["until"],
+        )
+
+
+class GoogleProvider(SearchProvider):
+    """Google on the broadcast Chrome (the first engine)."""
+
+    def __init__(self, driver: Driver) -> None:
+        super().__init__(driver, GOOGLE_LIVE)
+
+
+class BingProvider(SearchProvider):
+    """Bing on the broadcast Chrome (where Google refuses)."""
+
+    def __init__(self, driver: Driver) -> None:
+        super().__init__(driver, BING_LIVE)
+
+
+def _answer(
+    serp: SerpPage,
+    reads: list[PageRead],
+    request: Request,
+    settings: Settings,
+    engine: LiveEngine,
+) -> Answer:
+    """The speakable body, the sources (the overview's cited ones, the results, the pages
+    read) and the data of a search that found something."""
+    spoken, _, _ = overview_text(serp, request.query, settings.read_max_chars)
+    cited = serp.ai_overview.sources if spoken and serp.ai_overview else []
+    sources = [Source(title=c.title, url=c.url) for c in cited]
+    sources += [Source(title=r.title, url=r.url) for r in serp.results[: settings.max_results]]
+    listed: set[str] = set()
+    sources = [s for s in sources if _first(s.url.split("#")[0], listed)]
+    opened = [(r.title or "", r.final_url) for r in reads]
+    if serp.read_choice:  # both pages read, the one that lost included
+        opened = [("", str(r["url"])) for r in serp.read_choice["results"]]
+    for title, url in opened:
+        if url.split("#")[0] not in listed:
+            sources.append(Source(title=title, url=url))
+            listed.add(url.split("#")[0])
+    data = serp.model_dump()
+    data["reads"] = [read.model_dump() for read in reads]
+    text = render_serp(serp, reads, settings.max_results, overview=spoken, engine=engine.title)
+    return Answer(text, sources, data)
 
 
 def _first(key: str, seen: set[str]) -> bool:

@@ -35,6 +35,7 @@ log = structlog.get_logger("search.recordings")
 ACTIONS = ("search", "read", "play")
 # Settings a recording pins (so the replayed URL is the recorded one), and action options.
 CASE_SETTINGS = (
+    "search_engines",
     "google_hl",
     "google_gl",
     "google_udm14",
@@ -161,8 +162,15 @@ class Case:
             ) from exc
 
     def settings_for(self, base: Settings) -> Settings:
+        return base.model_copy(update=self.pinned())
+
+    def pinned(self) -> dict[str, Any]:
+        """The settings the case recorded; a search recorded before Bing searched Google
+        alone (its replay never asks an engine the recording does not hold)."""
         pinned = {k: v for k, v in self.options.items() if k in CASE_SETTINGS}
-        return base.model_copy(update=pinned)
+        if self.action == "search":
+            pinned["search_engines"] = tuple(pinned.get("search_engines", ("google",)))
+        return pinned
 
     @property
     def read_top(self) -> int:
@@ -209,6 +217,8 @@ def case_options(
             arg, settings.google_hl, settings.google_gl, settings.google_hl_fallback
         )
         options |= {"google_hl": hl, "google_gl": gl, "google_udm14": settings.google_udm14}
+    if action == "search":
+        options["search_engines"] = list(settings.search_engines)
     if read_top:
         options["read_top"] = read_top
     return options
@@ -311,7 +321,7 @@ def replay_plan(
     if not (folder / "action.json").is_file():
         return ReplayPlan(settings.model_copy(update=overrides), None)
     case = load_case(folder)
-    pinned = {k: v for k, v in case.options.items() if k in CASE_SETTINGS and k not in overrides}
+    pinned = {k: v for k, v in case.pinned().items() if k not in overrides}
     planned = settings.model_copy(update={**pinned, **overrides})
     log.info("replay.options", recording=case.name, pinned=pinned, overrides=overrides)
     return ReplayPlan(planned, case, _mismatch_note(case, action, arg))

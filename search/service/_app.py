@@ -125,7 +125,7 @@ def _routes(app: FastAPI, service: Service) -> None:
 
     @app.get("/metrics", response_class=PlainTextResponse, responses=_responses(401, 403, 503))
     async def metrics() -> PlainTextResponse:
-        text = service.metrics.render(service.queue, service.chrome())
+        text = service.metrics.render(service.queue, service.chrome(), service.engines())
         return PlainTextResponse(text, media_type="text/plain; version=0.0.4")
 
     @app.post(
@@ -175,6 +175,7 @@ async def _browse(service: Service, body: BrowseBody, request: HttpRequest) -> A
             url=body.url,
             ctx=ctx,
             read_top=body.read_top,
+            engine=body.engine,
             gone=request.is_disconnected,
             face=face_of(request),
         )

@@ -122,6 +122,7 @@ class Service:
         url: str | None = None,
         ctx: ToolContext | None = None,
         read_top: int = 0,
+        engine: str | None = None,
         gone: Callable[[], Awaitable[bool]] | None = None,
         face: str = "http",
     ) -> Walk:
@@ -129,7 +130,7 @@ class Service:
         short when the stop grace ran out). `face` (http, mcp, cli) is for the console's record
         of the call."""
         try:
-            return await self._call(query, action, url, ctx, read_top, gone, face)
+            return await self._call(query, action, url, ctx, (read_top, engine), gone, face)
         except ServiceError as exc:
             if self.watcher is not None and exc.status in (429, 503):
                 self.watcher.refused(face, action, exc.status, exc.kind, str(exc))
@@ -141,16 +142,17 @@ class Service:
         action: str,
         url: str | None,
         ctx: ToolContext | None,
-        read_top: int,
+        options: tuple[int, str | None],
         gone: Callable[[], Awaitable[bool]] | None,
         face: str,
     ) -> Walk:
-        """The call, answered `Draining` when the stop grace runs out before it ends."""
+        """The call, answered `Draining` when the stop grace runs out before it ends;
+        `options`: the search's read_top and engine."""
         if self.draining:
             raise Draining("the service is shutting down", retry_after_s=5)
         call = asyncio.ensure_future(
             self._turn_and_run(
-                query, action=action, url=url, ctx=ctx, read_top=read_top, gone=gone, face=face
+                query, action=action, url=url, ctx=ctx, options=options, gone=gone, face=face
             )
         )
         over: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -182,10 +184,11 @@ class Service:
         action: str,
         url: str | None,
         ctx: ToolContext | None,
-        read_top: int,
+        options: tuple[int, str | None],
         gone: Callable[[], Awaitable[bool]] | None,
         face: str,
     ) -> Walk:
+        read_top, engine = options
         async with self.queue.turn(action):
             if self.draining:
                 raise Draining("the service is shutting down", retry_after_s=5)
@@ -195,7 +198,9 @@ class Service:
             watcher = self.watcher
             record = watcher.started(face, action, query, url) if watcher else None
             started = time.monotonic()
-            coro = self.tool.arun(query, action=action, url=url, ctx=ctx, read_top=read_top)
+            coro = self.tool.arun(
+                query, action=action, url=url, ctx=ctx, read_top=read_top, engine=engine
+            )
             walk = await self._on_tool_loop(coro)
             self.metrics.observe(action, walk, time.monotonic() - started)
             if watcher is not None:
@@ -242,6 +247,15 @@ class Service:
         state["up"] = state["state"] == "up" if "state" in state else state["connected"]
         return state
 
+    def engines(self) -> dict[str, dict[str, Any]]:
+        """Each search engine's rest after it refused (resting, why, since, until)."""
+        providers = self.tool.registry.providers
+        return {
+            name: provider.rest.state()
+            for name, provider in providers.items()
+            if hasattr(provider, "rest")
+        }
+
     def status(self) -> dict[str, Any]:
         queue = self.queue
         running_s = time.monotonic() - queue.running_since if queue.running else None
@@ -261,6 +275,7 @@ class Service:
             },
             "screen": {"owned_tab_url": getattr(self.tool.driver, "owned_url", None)},
             "chrome": self.chrome(),
+            "engines": self.engines(),
             "stream_browser": self.settings.stream_browser,
         }
 

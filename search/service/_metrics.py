@@ -34,6 +34,7 @@ class _Live(Collector):
 
     queue: CallQueue | None = None
     chrome: dict[str, Any] = field(default_factory=dict)
+    engines: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def collect(self) -> Iterator[Metric]:
         waiting = self.queue.waiting if self.queue else 0
@@ -54,6 +55,14 @@ class _Live(Collector):
             "CDP reconnects",
             value=int(self.chrome.get("reconnects", 0)),
         )
+        resting = GaugeMetricFamily(
+            "stream_browser_engine_resting",
+            "1 while a search engine rests after it refused (its challenge or consent wall)",
+            labels=["engine"],
+        )
+        for name, state in sorted(self.engines.items()):
+            resting.add_metric([name], int(bool(state.get("resting"))))
+        yield resting
 
 
 INSTANCE_LABEL = "sb_instance"
@@ -116,6 +125,12 @@ class Metrics:
     def reject(self, action: str, kind: str) -> None:
         self.calls.labels(action, str(kind)).inc()
 
-    def render(self, queue: CallQueue, chrome: dict[str, Any]) -> str:
+    def render(
+        self,
+        queue: CallQueue,
+        chrome: dict[str, Any],
+        engines: dict[str, dict[str, Any]] | None = None,
+    ) -> str:
         self._live.queue, self._live.chrome = queue, chrome
+        self._live.engines = engines or {}
         return generate_latest(self.registry).decode("utf-8")

@@ -13,7 +13,7 @@ from browser_core import (
     ToolExecutionResult,
 )
 
-from .._types import ACTIONS
+from .._types import ACTIONS, ENGINE_NAMES
 
 # The error kinds of the HTTP face, by status (a subset of the failure-kind enum).
 KIND_BY_STATUS: dict[int, FailureKind] = {
@@ -65,11 +65,23 @@ class BrowseBody(BaseModel):
         ),
     ] = None
     read_top: int = Field(default=0, ge=0, le=3, description="`search`: also read the top N")
+    engine: str | None = Field(
+        default=None,
+        description="`search`: this engine alone on the stream (default: SB_SEARCH_ENGINES)",
+        json_schema_extra={"enum": list(ENGINE_NAMES)},
+    )
 
     @field_validator("query", "url")
     @classmethod
     def _text(cls, value: str | None) -> str | None:
         return _valid_unicode(value)
+
+    @field_validator("engine")
+    @classmethod
+    def _known_engine(cls, value: str | None) -> str | None:
+        if value is not None and value.strip().lower() not in ENGINE_NAMES:
+            raise ValueError(f"engine must be one of {', '.join(ENGINE_NAMES)}, not {value!r}")
+        return value.strip().lower() if value is not None else None
 
     @field_validator("action")
     @classmethod
