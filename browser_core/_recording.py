@@ -126,9 +126,28 @@ def scrub_har_data(
         text = str(entry["response"].get("content", {}).get("text", ""))
         report.signed_in = report.signed_in or any(m in text for m in _SIGNED_IN_MARKERS)
         entries.append(entry)
+    entries = _without_cut_short(entries, report)
     log_["entries"] = entries
     report.kept = len(entries)
     return report
+
+
+def _without_cut_short(entries: list[dict[str, Any]], report: ScrubReport) -> list[dict[str, Any]]:
+    """Entries with an empty body dropped where the same request came again with its body:
+    a navigation cut short by the one that followed (a page moving on by itself, our goto
+    made again from a blank page), which a replay would otherwise answer with nothing."""
+
+    def key(entry: dict[str, Any]) -> tuple[str, str]:
+        request = entry.get("request", {})
+        return str(request.get("method", "GET")), str(request.get("url", ""))
+
+    def body(entry: dict[str, Any]) -> bool:
+        return bool(entry.get("response", {}).get("content", {}).get("text"))
+
+    answered = {key(e) for e in entries if body(e)}
+    kept = [e for e in entries if body(e) or key(e) not in answered]
+    report.dropped_failed += len(entries) - len(kept)
+    return kept
 
 
 def scrub_har(

@@ -8,6 +8,7 @@ recording is replayed. Examples:
   make_recording.py google-crow-names search "crow names" --page ../shared/fixtures/serp/...gz
   make_recording.py google-captcha search "coffee" --page recaptcha.html --status 429 \
       --url "https://www.google.com/sorry/index?continue=..."   # the search URL redirects there
+  make_recording.py bing-x search "query" --page bing.html.gz --option search_engines=bing
   make_recording.py article-x read https://example.org/a --page article.html.gz
   make_recording.py youtube-play play "query" --page results.html.gz \
       --watch-page tests/pages/yt-watch.html --video tests/pages/test-video.webm
@@ -123,10 +124,12 @@ def describe_source(args: argparse.Namespace) -> str:
 
 def action_url(action: str, arg: str, settings: Settings) -> str:
     """The URL the action opens first (what the saved page is served at by default)."""
-    if action == "search":
-        from search.providers.google import search_url
+    if action == "search":  # the first engine's results page
+        from search.providers._engine_bing import BING_LIVE
+        from search.providers._engine_google import GOOGLE_LIVE
 
-        return search_url(arg, settings)
+        engine = BING_LIVE if settings.search_engines[0] == "bing" else GOOGLE_LIVE
+        return engine.results_url(arg, settings)
     if action == "play":
         from search.parsers.youtube import video_id_from_url
         from search.providers.youtube import results_url
@@ -262,6 +265,8 @@ def parse_options(pairs: list[str]) -> dict[str, Any]:
         if key not in CASE_SETTINGS:
             raise SystemExit(f"--option {key}: not one of {', '.join(CASE_SETTINGS)}")
         options[key] = json.loads(raw) if raw in ("true", "false") or raw.isdigit() else raw
+        if key == "search_engines":  # google,bing: a list in action.json
+            options[key] = [name.strip() for name in raw.split(",") if name.strip()]
     return options
 
 

@@ -169,7 +169,10 @@ class Case:
         alone (its replay never asks an engine the recording does not hold)."""
         pinned = {k: v for k, v in self.options.items() if k in CASE_SETTINGS}
         if self.action == "search":
-            pinned["search_engines"] = tuple(pinned.get("search_engines", ("google",)))
+            engines = pinned.get("search_engines", ("google",))
+            if isinstance(engines, str):  # pinned on the command line: "google,bing"
+                engines = [e.strip() for e in engines.split(",") if e.strip()]
+            pinned["search_engines"] = tuple(engines)
         return pinned
 
     @property
