@@ -39,7 +39,7 @@ LAYERS: tuple[tuple[str, str, str], ...] = (
     ("settle", "browser_core.driver._navigation", "Navigation.settle"),
     ("response body", "search.providers.google", "_body_html"),
     ("response body", "search.providers.read", "_response_html"),
-    ("parse", "search.providers.google", "parse_serp"),
+    ("parse", "search.providers.google", "_parse"),
     ("parse", "search.parsers.article", "extract_article"),
     ("passages", "search.providers.read", "select"),
     ("where the page went", "search.providers.read", "_followed"),
