@@ -57,7 +57,20 @@ def _recordings(action: str) -> list[Path]:
         usable = (folder / "session.har").is_file() and _answered(folder)
         if meta.get("action") == action and usable:
             found.append(folder)
-    return sorted(found, key=lambda p: (not p.name.startswith("demo"), p.name))
+    # A demo recording first, then Google's (the engine a search asks first), then the rest.
+    return sorted(
+        found,
+        key=lambda p: (not p.name.startswith("demo"), not p.name.startswith("google"), p.name),
+    )
+
+
+def _answered_by(folder: Path) -> str:
+    """The provider whose answer the recording pins."""
+    try:
+        expected = json.loads((folder / "expected.json").read_text(encoding="utf-8"))
+        return str(expected["result"]["provider"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""
 
 
 def _answered(folder: Path) -> bool:
