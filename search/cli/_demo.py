@@ -57,10 +57,9 @@ def _recordings(action: str) -> list[Path]:
         usable = (folder / "session.har").is_file() and _answered(folder)
         if meta.get("action") == action and usable:
             found.append(folder)
-    # A demo recording first, then Google's (the engine a search asks first), then the rest.
+    # A demo recording first, then one Google answered (the engine a search asks first).
     return sorted(
-        found,
-        key=lambda p: (not p.name.startswith("demo"), not p.name.startswith("google"), p.name),
+        found, key=lambda p: (not p.name.startswith("demo"), _answered_by(p) != "google", p.name)
     )
 
 
