@@ -30,7 +30,7 @@ from browser_core import (
 )
 from browser_core.recording import replay_hook
 from browser_core.stage import check_fonts, consent_check
-from search._types import ACTIONS, ToolContext
+from search._types import ACTIONS, ENGINE_NAMES, ToolContext
 from search._version import version
 from search.cli._common import PORT, int_in
 from search.recordings._runner import flag_overrides, replay_plan
@@ -53,7 +53,7 @@ def register(sub: Any) -> None:
     doctor = sub.add_parser("doctor", help="check settings, Chrome, the Gemini CLI and API key")
     doctor.set_defaults(func=cmd_doctor)
 
-    search = sub.add_parser("search", help="Google search on the broadcast Chrome")
+    search = sub.add_parser("search", help="web search on the broadcast Chrome (Google, Bing)")
     search.add_argument("query")
     search.add_argument(
         "--read-top",
@@ -61,6 +61,11 @@ def register(sub: Any) -> None:
         default=0,
         metavar="N",
         help="also read the top N results (0-3)",
+    )
+    search.add_argument(
+        "--engine",
+        choices=ENGINE_NAMES,
+        help="this engine alone (default: SB_SEARCH_ENGINES, in order)",
     )
     _common(search)
     search.set_defaults(func=cmd_search)
@@ -248,6 +253,7 @@ def _through_tool(
     *,
     url: str | None = None,
     read_top: int = 0,
+    engine: str | None = None,
     broadcasting: bool | None = None,
 ) -> int:
     """Run one action in-process through the tool's registry and routing (what the brain
@@ -262,7 +268,9 @@ def _through_tool(
     tool = BrowseTool(settings, driver=driver, registry=default_registry(driver, gemini))
     ctx = ToolContext(broadcasting=broadcasting)
     try:
-        walk = tool.run_sync(query, action=action, url=url, ctx=ctx, read_top=read_top)
+        walk = tool.run_sync(
+            query, action=action, url=url, ctx=ctx, read_top=read_top, engine=engine
+        )
     except ValueError as exc:
         print(f"stream-browser: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -289,7 +297,9 @@ def _screen_action(
 
 
 def cmd_search(args: argparse.Namespace, app: Any) -> int:
-    return _screen_action(args, app, "search", args.query, read_top=args.read_top)
+    return _screen_action(
+        args, app, "search", args.query, read_top=args.read_top, engine=args.engine
+    )
 
 
 def cmd_read(args: argparse.Namespace, app: Any) -> int:

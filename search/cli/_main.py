@@ -36,7 +36,7 @@ COMMAND_MODULES: tuple[str, ...] = (
 COMMANDS: dict[str, tuple[str, str]] = {
     "chrome": ("search.cli._core", "start (or stop) the local broadcast Chrome"),
     "doctor": ("search.cli._core", "check settings, Chrome, the Gemini CLI and API key"),
-    "search": ("search.cli._core", "Google search on the broadcast Chrome"),
+    "search": ("search.cli._core", "web search on the broadcast Chrome (Google, Bing)"),
     "read": ("search.cli._core", "open a page on the broadcast Chrome and read its text"),
     "play": ("search.cli._core", "play a YouTube video (query or URL) on the broadcast Chrome"),
     "pause": ("search.cli._core", "pause the video"),
@@ -57,7 +57,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "parse": (
         "search.cli._parse",
-        "parse saved pages offline (Google results, YouTube results, articles)",
+        "parse saved pages offline (Google or Bing results, YouTube, articles)",
     ),
     "serve": (
         "search.cli._serve",

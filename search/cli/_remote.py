@@ -54,6 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     search = sub.add_parser("search", add_help=False)
     search.add_argument("query")
     search.add_argument("--read-top", type=int_in(0, 3), default=0)  # else: the usage error
+    search.add_argument("--engine", default=None)  # the service refuses an unknown one
     sub.add_parser("read", add_help=False).add_argument("url")
     sub.add_parser("play", add_help=False).add_argument("target")
     for name in CONTROLS:
@@ -180,7 +181,8 @@ def _body(args: argparse.Namespace) -> dict[str, Any]:
             "broadcasting": broadcasting,
         }
     if args.command == "search":
-        return {"query": args.query, "action": "search", "read_top": args.read_top}
+        body = {"query": args.query, "action": "search", "read_top": args.read_top}
+        return body | ({"engine": args.engine} if args.engine else {})
     if args.command == "read":
         return {"query": args.url, "action": "read", "url": args.url}
     if args.command == "play":
