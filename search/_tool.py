@@ -30,6 +30,7 @@ from browser_core import (
     load_settings,
     wrap_answer,
 )
+from search._alerts import Alerts
 from search._routing import REFUSALS, Found, Mode, Registry, Walk, mode_for, walk
 from search._types import ACTIONS, CONTROLS, SPECS, Action, Provider, Request, ToolContext
 from search.providers import GeminiProvider, GoogleProvider, ReadProvider, YoutubeProvider
@@ -107,6 +108,7 @@ class BrowseTool:
         self.loop = loop or LoopThread()
         self.cache = _Cache(settings.cache_ttl_s)
         self.last_walk: Walk | None = None  # why the last call answered None, for the caller
+        self.alerts = Alerts()  # a search engine that refused us (captcha, consent), until solved
         if isinstance(self.registry.providers.get("gemini"), GeminiProvider):
             _warn_if_no_login(settings)
 
@@ -177,6 +179,7 @@ class BrowseTool:
         found, chain = await walk(
             self.registry.table(mode, request.action), request, self.settings, deadline
         )
+        self.alerts.observe(chain)
         if found is None:
             return Walk(None, chain)
         result = self._wrap(found, request, deadline, chain, note)

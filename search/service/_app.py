@@ -125,7 +125,7 @@ def _routes(app: FastAPI, service: Service) -> None:
 
     @app.get("/metrics", response_class=PlainTextResponse, responses=_responses(401, 403, 503))
     async def metrics() -> PlainTextResponse:
-        text = service.metrics.render(service.queue, service.chrome())
+        text = service.metrics.render(service.queue, service.chrome(), service.alerts())
         return PlainTextResponse(text, media_type="text/plain; version=0.0.4")
 
     @app.post(
