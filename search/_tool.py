@@ -183,7 +183,8 @@ class BrowseTool:
         if found is None:
             return Walk(None, chain)
         result = self._wrap(found, request, deadline, chain, note)
-        if result.success and cacheable and result.note is None:  # a note is of its moment
+        held = any(hop.failure_kind == FailureKind.SCREEN_HELD for hop in chain)
+        if result.success and cacheable and result.note is None and not held:  # of its moment
             self.cache.put(key, result)
         return Walk(result, chain)
 
