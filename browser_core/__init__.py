@@ -10,6 +10,7 @@ from ._errors import (
     OperationTimeout,
     PageBlocked,
     ProviderError,
+    ScreenHeld,
     SettingsError,
     StreamBrowserError,
 )
@@ -61,6 +62,7 @@ __all__ = [
     "PageBlocked",
     "ProviderError",
     "RawCdpError",
+    "ScreenHeld",
     "Settings",
     "SettingsError",
     "Source",

@@ -48,6 +48,7 @@ class FailureKind(StrEnum):
     NO_VIDEO = "no-video"
     PLAYBACK_FAILED = "playback-failed"
     NOTHING_PLAYING = "nothing-playing"
+    SCREEN_HELD = "screen-held"
     # Gemini
     GEMINI_ERROR = "gemini-error"
     GEMINI_CLI_MISSING = "gemini-cli-missing"
@@ -112,6 +113,12 @@ class CdpUnreachable(ProviderError):
     """The broadcast Chrome's CDP endpoint did not answer."""
 
     failure_kind = FailureKind.CDP_UNREACHABLE
+
+
+class ScreenHeld(ProviderError):
+    """A person holds the broadcast tab from the console: no call may drive it now."""
+
+    failure_kind = FailureKind.SCREEN_HELD
 
 
 class OperationTimeout(ProviderError, TimeoutError):

@@ -200,6 +200,12 @@ class Settings(BaseSettings):
     # browser gets what is left after it (short call deadlines are raised to honour it).
     gemini_min_s: float = Field(default=12.0, ge=0, le=120, validation_alias="GEMINI_MIN_S")
 
+    # A person holding the screen from the console: it comes back by itself after this many
+    # seconds without their input; a call that needs the screen meanwhile waits at most
+    # SB_SCREEN_WAIT_S for it (0: goes to its next provider, Gemini, at once).
+    screen_idle_s: float = Field(default=180.0, gt=0, le=86400, validation_alias="SB_SCREEN_IDLE_S")
+    screen_wait_s: float = Field(default=0.0, ge=0, le=60, validation_alias="SB_SCREEN_WAIT_S")
+
     # The service (`stream-browser serve`): loopback TCP by default, or a Unix socket.
     service_host: str = Field(default="127.0.0.1", validation_alias="SB_SERVICE_HOST")
     service_port: int = Field(default=8765, ge=0, le=65535, validation_alias="SB_SERVICE_PORT")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Iterable
 import re
 import threading
 import time
@@ -30,6 +31,7 @@ from browser_core import (
     load_settings,
     wrap_answer,
 )
+from search._alerts import Alerts
 from search._routing import REFUSALS, Found, Mode, Registry, Walk, mode_for, walk
 from search._types import (
     ACTIONS,
@@ -133,6 +135,7 @@ class BrowseTool:
         self.loop = loop or LoopThread()
         self.cache = _Cache(settings.cache_ttl_s)
         self.last_walk: Walk | None = None  # why the last call answered None, for the caller
+        self.alerts = Alerts()  # a search engine that refused us (captcha, consent), until solved
         if isinstance(self.registry.providers.get("gemini"), GeminiProvider):
             _warn_if_no_login(settings)
 
@@ -206,10 +209,12 @@ class BrowseTool:
         engines = (request.engine,) if request.engine else self.settings.search_engines
         table = self.registry.table(mode, request.action, engines)
         found, chain = await walk(table, request, self.settings, deadline)
+        self.alerts.observe(chain)
         if found is None:
             return Walk(None, chain)
         result = self._wrap(found, request, deadline, chain, note)
-        if result.success and cacheable and result.note is None:  # a note is of its moment
+        held = any(hop.failure_kind == FailureKind.SCREEN_HELD for hop in chain)
+        if result.success and cacheable and result.note is None and not held:  # of its moment
             self.cache.put(key, result)
         return Walk(result, chain)
 
@@ -288,6 +293,20 @@ class BrowseTool:
     def run_sync(self, query: str, **kw: Any) -> Walk:
         """Like `call` but returns the walk (used by the CLI for the provider chain)."""
         return self.loop.run(self.arun(query, **kw), self.outer_timeout_s)
+
+    def end_rests(self, names: Iterable[str] | None = None) -> list[str]:
+        """End the rest of the search engines named (all: None) after they refused: a person
+        solved the challenge in the broadcast Chrome, so the next search asks them first
+        again. The names whose rest ended."""
+        ended = []
+        for name, provider in self.registry.providers.items():
+            rest = getattr(provider, "rest", None)
+            if rest is not None and (names is None or name in names) and rest.active():
+                rest.clear()
+                ended.append(name)
+        if ended:
+            log.info("tool.rest_ended", engines=ended)
+        return ended
 
     def close(self) -> None:
         with contextlib.suppress(Exception):

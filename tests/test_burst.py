@@ -123,9 +123,17 @@ class _CountingDriver(Driver):
 
     arrived = 0
 
-    async def run(self, op: str, fn: Any, *, timeout: float | None = None, show: Any = None) -> Any:
+    async def run(
+        self,
+        op: str,
+        fn: Any,
+        *,
+        timeout: float | None = None,
+        show: Any = None,
+        by: str | None = None,
+    ) -> Any:
         self.arrived += 1
-        return await super().run(op, fn, timeout=timeout, show=show)
+        return await super().run(op, fn, timeout=timeout, show=show, by=by)
 
 
 @pytest.mark.serial  # holds the default deadline: the last caller is served within 13 s

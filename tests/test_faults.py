@@ -205,7 +205,15 @@ class WatchedDriver(Driver):
         self.most = 0
         self.arrived = 0
 
-    async def run(self, op: str, fn: Any, *, timeout: float | None = None, show: Any = None) -> Any:
+    async def run(
+        self,
+        op: str,
+        fn: Any,
+        *,
+        timeout: float | None = None,
+        show: Any = None,
+        by: str | None = None,
+    ) -> Any:
         self.arrived += 1  # queued (the FIFO lock is taken in arrival order)
 
         async def watched(page: Any) -> Any:
@@ -224,7 +232,7 @@ class WatchedDriver(Driver):
             finally:
                 self.active -= 1
 
-        return await super().run(op, watched, timeout=timeout, show=shown)
+        return await super().run(op, watched, timeout=timeout, show=shown, by=by)
 
 
 def test_twenty_threads_are_all_answered_in_order_and_never_share_the_tab(

@@ -30,6 +30,7 @@ from ..stage._screen import after_op
 from ._connection import Connection
 from ._deadline import Deadline
 from ._health import ChromeHealth
+from ._hold import ScreenHold
 from ._navigation import Navigation, NavOutcome, WaitUntil
 from ._owned_tab import OwnedTab, PageHook
 from ._page_guards import Downloads, PageGuards
@@ -57,6 +58,8 @@ class Driver:
         self._navigation = Navigation(settings, self._connection, downloads)
         self._recovery = Recovery(settings, self._connection, self._tab)
         self._settings = settings
+        # A person holding the screen from the console: calls are refused while it lasts.
+        self.hold = ScreenHold(settings.screen_idle_s)
         # Who else waits for the tab besides this process's line (the service adds its queue):
         # the show after an answer yields to them too.
         self.waiting_sources = self._turn.waiting_sources
@@ -71,6 +74,7 @@ class Driver:
         self._settings = settings
         for room in (self._connection, self._guards, self._tab, self._navigation, self._recovery):
             room.settings = settings
+        self.hold.idle_s = settings.screen_idle_s
 
     # -- public ---------------------------------------------------------------------------
 
@@ -81,6 +85,7 @@ class Driver:
         *,
         timeout: float | None = None,
         show: Show[T] | None = None,
+        by: str | None = None,
     ) -> T:
         """Run `fn(page)` on the owned tab when it is our turn, within the deadline.
 
@@ -88,12 +93,16 @@ class Driver:
         after it (`show(page, answer)`, then the quiet page and the driver's housekeeping)
         follows on the same tab, holding it for at most `STAGE_HOLD_S`, so the next call
         waits at most for what is left of it. While Chrome is known to be down this fails
-        at once with `CdpUnreachable`.
+        at once with `CdpUnreachable`. While a person holds the screen (`hold`) it waits at
+        most `SB_SCREEN_WAIT_S`, then fails with `ScreenHeld`, unless `by` is that person.
         """
         deadline = Deadline(timeout if timeout is not None else self.settings.op_timeout_s)
         bound = log.bind(op=op)
         try:
             await self._connection.refuse_if_down(op)
+            wait_s = min(self.settings.screen_wait_s, deadline.remaining())
+            await self.hold.free(by, wait_s, asyncio.sleep)
+            self.hold.check(by)
             await self._take_turn(op, deadline)
         except ProviderError as exc:
             bound.warning(
@@ -107,6 +116,7 @@ class Driver:
             raise
         handed_over = False
         try:
+            self.hold.check(by)  # taken while this call waited for its turn
             await self._connection.refuse_if_down(op)
             page, result = await self._run_locked(op, fn, deadline)
             self._turn.hand_over(op, self._after_answer(op, page, result, show))
@@ -130,6 +140,16 @@ class Driver:
         the tab is free: for a one-shot command before it exits, and for tests that look at
         the screen."""
         await self._turn.done(timeout)
+
+    async def take_screen(self, owner: str, name: str, timeout: float) -> Page:
+        """Hold the screen for a person, on the tab's turn (between calls): the owned tab,
+        attached and in front. `ScreenHeld` when someone else holds it."""
+
+        async def claim(page: Page) -> Page:
+            self.hold.take(owner, name)
+            return page
+
+        return await self.run("console.take", claim, timeout=timeout, by=owner)
 
     @property
     def health(self) -> ChromeHealth:

@@ -5,12 +5,14 @@ it keeps the ring, takes the stage's screenshot off the call's path, and answers
 from __future__ import annotations
 
 import asyncio
-from collections.abc import MutableMapping
+import json
+import time
+from collections.abc import Awaitable, Callable, MutableMapping
 from typing import TYPE_CHECKING, Any
 
 import structlog
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from .._routing import Walk
@@ -22,12 +24,15 @@ from ._web import (
     PREFIX,
     SECURITY_HEADERS,
     Gate,
+    Person,
     Sessions,
     _asset,
+    _bounded_body,
     refused,
     sign_in_page,
     web_app,
 )
+from ._wheel import Wheel, WheelError
 
 if TYPE_CHECKING:
     from ..service._core import Service
@@ -49,7 +54,8 @@ class Console:
             lambda: not service.queue.idle,
         )
         self.gate = Gate(access, Sessions())
-        self.app = web_app(self.gate, self._api(), self._page)
+        self.wheel = Wheel(service, self.ring)
+        self.app = web_app(self.gate, [*self._api(), *self._acts()], self._page)
         self._shots: set[asyncio.Task[None]] = set()
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
@@ -125,7 +131,7 @@ class Console:
             Route(api + "/calls/{id:int}/shot", guarded(self._shot), methods=["GET"]),
         ]
 
-    async def _state(self, _request: Request) -> Response:
+    async def _state(self, request: Request) -> Response:
         status = self.service.status()
         calls = list(self.ring.calls)
         chrome = status["chrome"]
@@ -141,8 +147,19 @@ class Console:
                 "egress": list(self.ring.egress)[:30],
                 "calls": [record.summary() for record in calls],
                 "kinds": sorted({kind for record in calls for kind in record.kinds}),
+                "alerts": status["alerts"],
+                "hold": self._hold(self.gate.person(request)),
+                "screen_log": list(self.ring.screen)[:20],
             }
         )
+
+    def _hold(self, person: Person | None) -> dict[str, Any] | None:
+        held = self.wheel.hold.current()
+        if held is None:
+            return None
+        since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(held.since))
+        mine = person is not None and held.owner == person.owner
+        return {"holder": held.name, "since": since, "mine": mine}
 
     def _figures(self) -> dict[str, int]:
         """The service's call counter (prometheus_client) by outcome."""
@@ -175,7 +192,106 @@ class Console:
         headers["x-frame-digest"] = frame.digest
         return Response(frame.jpeg, media_type="image/jpeg", headers=headers)
 
+    # -- the wheel: a signed-in person acts on the screen -------------------------------------
 
+    def _acts(self) -> list[Route]:
+        def acting(handler: Callable[[Person, str, dict[str, Any]], Awaitable[Response]]) -> Any:
+            async def route(request: Request) -> Response:
+                problem = self.gate.cross_site(request, post=True)
+                if problem is not None:
+                    return refused(request, 403, f"cross-site request refused ({problem})", _SAME)
+                person = self.gate.person(request)
+                if person is None:
+                    return self._no_person(request)
+                body = await _bounded_body(request)
+                try:
+                    data = json.loads(body or b"{}")
+                    if not isinstance(data, dict):
+                        raise ValueError("not an object")
+                    return await handler(person, _name(data, person), data)
+                except ValueError:
+                    return refused(request, 400, "the body is not a JSON object", _JSON)
+                except WheelError as exc:
+                    return refused(request, exc.status, exc.message, exc.fix)
+
+            return route
+
+        screen = PREFIX + "/api/screen"
+        return [
+            Route(screen + "/take", acting(self._take), methods=["POST"]),
+            Route(screen + "/give-back", acting(self._give_back), methods=["POST"]),
+            Route(screen + "/input", acting(self._input), methods=["POST"]),
+            Route(screen + "/navigate", acting(self._navigate), methods=["POST"]),
+            Route(screen + "/back", acting(self._back), methods=["POST"]),
+            Route(screen + "/frames", self._frames, methods=["GET"]),
+            Route(PREFIX + "/api/alerts/dismiss", acting(self._dismiss), methods=["POST"]),
+        ]
+
+    def _no_person(self, request: Request) -> JSONResponse:
+        if self.gate.signed_in(request):  # the bearer token: a program, not a person
+            return refused(request, 403, _NOT_A_PERSON, _SIGN_IN_TO_ACT)
+        return self.gate.not_signed_in(request)
+
+    async def _take(self, person: Person, name: str, _data: dict[str, Any]) -> Response:
+        await self.wheel.take(person.owner, name)
+        return JSONResponse({"holder": name, "url": self.wheel.driver.owned_url})
+
+    async def _give_back(self, person: Person, name: str, _data: dict[str, Any]) -> Response:
+        if not self.wheel.give_back(person.owner, name):
+            raise WheelError(409, "you do not hold the screen", "nothing to give back")
+        # The person may have solved an engine's challenge: the next search asks it again.
+        for engine in self.service.tool.end_rests():
+            self.ring.screen_event(f"{engine} searches again (its rest ended)", name)
+        return JSONResponse({"holder": None})
+
+    async def _input(self, person: Person, _name: str, data: dict[str, Any]) -> Response:
+        await self.wheel.act(person.owner, data)
+        return Response(status_code=204)
+
+    async def _navigate(self, person: Person, name: str, data: dict[str, Any]) -> Response:
+        url = data.get("url")
+        if not isinstance(url, str) or not url.strip() or len(url) > 2000:
+            raise WheelError(422, "url must be an address of 1 to 2000 characters", _JSON)
+        shown = await self.wheel.navigate(person.owner, name, url.strip())
+        return JSONResponse({"url": shown})
+
+    async def _back(self, person: Person, name: str, _data: dict[str, Any]) -> Response:
+        return JSONResponse({"url": await self.wheel.back(person.owner, name)})
+
+    async def _dismiss(self, _person: Person, name: str, data: dict[str, Any]) -> Response:
+        provider = str(data.get("provider") or "")[:40]
+        alerts = getattr(self.service.tool, "alerts", None)
+        if alerts is None or not alerts.clear(provider, by=f"dismissed in the console by {name}"):
+            raise WheelError(404, "no such alert", "see the alerts in /console/api/state")
+        self.ring.screen_event(f"dismissed the {provider} alert", name)
+        self.service.tool.end_rests([provider])
+        return Response(status_code=204)
+
+    async def _frames(self, request: Request) -> Response:
+        problem = self.gate.cross_site(request, post=False)
+        if problem is not None:
+            return refused(request, 403, f"cross-site request refused ({problem})", _SAME)
+        person = self.gate.person(request)
+        if person is None:
+            return self._no_person(request)
+        if not self.wheel.hold.holds(person.owner):
+            return refused(request, 409, "you do not hold the screen", "take the screen first")
+        return StreamingResponse(
+            self.wheel.frames(person.owner), media_type="application/octet-stream"
+        )
+
+
+def _name(data: dict[str, Any], person: Person) -> str:
+    """What the console calls its person: the name they gave (short, printable), and which
+    console."""
+    given = data.get("name")
+    given = " ".join(given.split())[:40] if isinstance(given, str) else ""
+    return f"{given} ({person.label})" if given and given.isprintable() else person.label
+
+
+_NOT_A_PERSON = "only a person signed in to the console can take or act on the screen"
+_SIGN_IN_TO_ACT = "sign in at /console in a browser; the bearer token reads, it never acts"
+_JSON = "send a JSON object, as the console's page does"
 _RING = "the console keeps the newest calls and screenshots only"
 
 

@@ -28,6 +28,7 @@ SHOTS_KEPT = 40  # the newest calls keep their screenshot; older ones drop it
 SHOT_MAX_BYTES = 200_000  # a 480-pixel JPEG is ~20-60 KB; anything bigger is not kept
 REFUSALS_KEPT = 50
 EGRESS_KEPT = 100
+SCREEN_EVENTS_KEPT = 50
 PASSAGES_KEPT = 8
 PASSAGE_CHARS = 2400
 QUERY_CHARS = 2000
@@ -107,6 +108,8 @@ class Ring:
         self.calls: deque[CallRecord] = deque(maxlen=CALLS_KEPT)
         self.refusals: deque[dict[str, Any]] = deque(maxlen=REFUSALS_KEPT)
         self.egress: deque[dict[str, Any]] = deque(maxlen=EGRESS_KEPT)
+        # who took the screen, gave it back, navigated, dismissed an alert (never keystrokes)
+        self.screen: deque[dict[str, Any]] = deque(maxlen=SCREEN_EVENTS_KEPT)
         self.current: CallRecord | None = None  # the call whose turn it is (or was last)
         self._ids = itertools.count(1)
         self._lock = threading.Lock()  # the egress tap runs on the tool's loop thread
@@ -176,6 +179,11 @@ class Ring:
         }
         with self._lock:
             self.egress.appendleft(entry)
+
+    def screen_event(self, what: str, who: str, url: str | None = None) -> None:
+        entry = {"at": _now(), "what": what[:200], "who": who[:80], "url": (url or "")[:500]}
+        with self._lock:
+            self.screen.appendleft(entry)
 
     def find(self, call_id: int) -> CallRecord | None:
         return next((r for r in list(self.calls) if r.id == call_id), None)

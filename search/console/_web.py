@@ -19,12 +19,15 @@ request as `X-Console-Key`, and only cookie and key together are a session.
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import html
+import itertools
 import re
 import secrets
 import time
 from collections import OrderedDict
+from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 from urllib.parse import parse_qs
@@ -62,6 +65,7 @@ SECURITY_HEADERS = (
 )
 _STATIC = {
     "console.js": "text/javascript",
+    "wheel.js": "text/javascript",
     "signin.js": "text/javascript",
     "console.css": "text/css",
 }
@@ -89,16 +93,17 @@ class Sessions:
     expiry, the newest `SESSIONS_KEPT`."""
 
     def __init__(self) -> None:
-        self._open: OrderedDict[str, tuple[float, str]] = OrderedDict()
+        self._open: OrderedDict[str, tuple[float, str, int]] = OrderedDict()
+        self._numbers = itertools.count(1)
 
     def open(self, key: str) -> str:
         sid = secrets.token_urlsafe(32)
-        self._open[sid] = (time.monotonic() + SESSION_S, key)
+        self._open[sid] = (time.monotonic() + SESSION_S, key, next(self._numbers))
         while len(self._open) > SESSIONS_KEPT:
             self._open.popitem(last=False)
         return sid
 
-    def _find(self, sid: str | None) -> tuple[float, str] | None:
+    def _find(self, sid: str | None) -> tuple[float, str, int] | None:
         if not sid:
             return None
         found = next((v for s, v in self._open.items() if _same(s, sid)), None)
@@ -116,6 +121,23 @@ class Sessions:
     def close(self, sid: str | None) -> None:
         if sid:
             self._open.pop(sid, None)
+
+    def person(self, sid: str | None, key: str | None) -> Person | None:
+        """The signed-in console behind a valid cookie and key: an opaque id (never the
+        cookie) and its number, in sign-in order."""
+        found = self._find(sid)
+        if found is None or not key or not _same(found[1], key) or sid is None:
+            return None
+        owner = hashlib.sha256(sid.encode()).hexdigest()[:16]
+        return Person(owner, f"console {found[2]}")
+
+
+@dataclass(frozen=True)
+class Person:
+    """A signed-in console session as the screen's hold knows it."""
+
+    owner: str
+    label: str
 
 
 class Gate:
@@ -146,6 +168,10 @@ class Gate:
         """The bearer token, or the session cookie with its page's key."""
         cookie, key = request.cookies.get(COOKIE), request.headers.get(KEY_HEADER)
         return self.bearer(request) or self.sessions.valid(cookie, key)
+
+    def person(self, request: Request) -> Person | None:
+        """The signed-in console session (cookie and key; the bearer token is no person)."""
+        return self.sessions.person(request.cookies.get(COOKIE), request.headers.get(KEY_HEADER))
 
     def page_session(self, request: Request) -> bool:
         """The cookie names a live session: enough to be handed the page (no data in it)."""

@@ -125,7 +125,9 @@ def _routes(app: FastAPI, service: Service) -> None:
 
     @app.get("/metrics", response_class=PlainTextResponse, responses=_responses(401, 403, 503))
     async def metrics() -> PlainTextResponse:
-        text = service.metrics.render(service.queue, service.chrome(), service.engines())
+        text = service.metrics.render(
+            service.queue, service.chrome(), service.alerts(), service.engines()
+        )
         return PlainTextResponse(text, media_type="text/plain; version=0.0.4")
 
     @app.post(

@@ -274,10 +274,16 @@ class Service:
                 "max_waiting": queue.max_waiting,
             },
             "screen": {"owned_tab_url": getattr(self.tool.driver, "owned_url", None)},
+            "alerts": self.alerts(),
             "chrome": self.chrome(),
             "engines": self.engines(),
             "stream_browser": self.settings.stream_browser,
         }
+
+    def alerts(self) -> list[dict[str, Any]]:
+        """The open alerts: a search engine that refused us (captcha, consent, blocked)."""
+        alerts = getattr(self.tool, "alerts", None)
+        return list(alerts.active()) if alerts is not None else []
 
     async def close(self) -> None:
         """Drop the CDP connection (Chrome and its tabs stay up) and stop the loop thread."""

@@ -35,6 +35,7 @@ class _Live(Collector):
     queue: CallQueue | None = None
     chrome: dict[str, Any] = field(default_factory=dict)
     engines: dict[str, dict[str, Any]] = field(default_factory=dict)
+    alerts: list[dict[str, Any]] = field(default_factory=list)
 
     def collect(self) -> Iterator[Metric]:
         waiting = self.queue.waiting if self.queue else 0
@@ -63,6 +64,24 @@ class _Live(Collector):
         for name, state in sorted(self.engines.items()):
             resting.add_metric([name], int(bool(state.get("resting"))))
         yield resting
+        yield GaugeMetricFamily(
+            "stream_browser_alerts",
+            "open alerts: search engines refusing the broadcast Chrome (0 when none)",
+            value=len(self.alerts),
+        )
+        yield self._alerts()
+
+    def _alerts(self) -> Metric:
+        """1 per search engine that refused us (captcha, consent) until solved or dismissed;
+        no sample when none did."""
+        family = GaugeMetricFamily(
+            "stream_browser_alert",
+            "1 while a search engine refuses the broadcast Chrome (solve it in the console)",
+            labels=("provider", "failure_kind"),
+        )
+        for alert in self.alerts:
+            family.add_metric((str(alert["provider"]), str(alert["kind"])), 1)
+        return family
 
 
 INSTANCE_LABEL = "sb_instance"
@@ -129,8 +148,10 @@ class Metrics:
         self,
         queue: CallQueue,
         chrome: dict[str, Any],
+        alerts: list[dict[str, Any]] | None = None,
         engines: dict[str, dict[str, Any]] | None = None,
     ) -> str:
         self._live.queue, self._live.chrome = queue, chrome
+        self._live.alerts = alerts or []
         self._live.engines = engines or {}
         return generate_latest(self.registry).decode("utf-8")

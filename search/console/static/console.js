@@ -207,6 +207,8 @@ async function pollState() {
       renderHeader(state);
       renderQueue(state);
       renderKinds(state.kinds);
+      renderAlerts(state.alerts || []);
+      renderHold(state);
       calls = state.calls;
       renderCalls();
       if (openCall) {
@@ -219,7 +221,7 @@ async function pollState() {
 }
 
 async function pollFrame() {
-  if (document.visibilityState === "visible") {
+  if (document.visibilityState === "visible" && !holding) {
     try {
       const answer = await get("/console/api/frame");
       const state = answer.headers.get("x-frame-state") || "";
@@ -245,6 +247,7 @@ document.addEventListener("DOMContentLoaded", () => {
   if (!adoptKey()) { signInAgain(); return; }
   document.querySelector("header form").addEventListener("submit", signOut);
   $("kind").addEventListener("change", renderCalls);
+  wheelControls();
   $("detail-close").addEventListener("click", () => { openCall = null; $("detail-panel").hidden = true; });
   pollState();
   pollFrame();

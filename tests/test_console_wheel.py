@@ -1,0 +1,354 @@
+"""The wheel (search/console/_wheel.py) in a real browser: pytest-playwright's Chromium signs
+in to a real service (the same app and server as `stream-browser serve`, run in this
+process so its driver can serve https://www.google.com/* from local stand-ins, as `make
+demo` serves recordings) on the session's broadcast Chrome, with a Gemini stand-in.
+
+Google's challenge is a stand-in of its "unusual traffic" page: a checkbox that sets a
+cookie in the broadcast profile and reloads the search, which then shows results."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import shutil
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.async_api import Route as AsyncRoute
+from playwright.sync_api import Browser, Page, expect
+from pydantic import SecretStr
+
+from browser_core import ChromeProcess, Driver, cdp_targets
+from search import BrowseTool, Registry, client
+from search.providers import GoogleProvider, ReadProvider, YoutubeProvider
+from search.service._server import Prepared, prepare
+from search.testing import FakeProvider
+from tests._serp_pages import Result, page_2026
+from tests._server import LocalServer, Reply
+from tests.conftest import make_settings
+
+SOLVED = "GOOGLE_ABUSE_EXEMPTION"
+CHALLENGE = (
+    "<!DOCTYPE html><html><head><title>Before you continue</title></head><body>"
+    "<p>Our systems have detected unusual traffic from your computer network.</p>"
+    '<label style="display:block;position:fixed;inset:0;font-size:40px;padding:80px">'
+    '<input type="checkbox" id="robot" style="width:60px;height:60px"> I\'m not a robot</label>'
+    '<div class="g-recaptcha"></div><script>'
+    "document.getElementById('robot').addEventListener('change', () => {"
+    f"  document.cookie = '{SOLVED}=yes; path=/; max-age=3600; secure';"
+    "  location.reload(); });</script></body></html>"
+)
+LINK_PAGE = (
+    "<!DOCTYPE html><html><head><title>Harbour index</title></head><body style='margin:0'>"
+    "<a id='next' href='/wheel-form' style='display:block;height:50vh;background:#cde;"
+    "font-size:48px'>Open the keepers' form</a><p>below the link</p></body></html>"
+)
+FORM_PAGE = (
+    "<!DOCTYPE html><html><head><title>form: </title></head><body style='margin:0'>"
+    "<input id='field' style='display:block;width:100vw;height:50vh;font-size:40px' "
+    "oninput=\"document.title = 'form: ' + this.value\">"
+    + "".join(f"<p style='font-size:30px'>Keeper's log, day {i}.</p>" for i in range(60))
+    + "<script>addEventListener('scroll', () => { if (scrollY > 100 && "
+    "!document.title.includes('scrolled')) document.title += ' scrolled'; });</script>"
+    "</body></html>"
+)
+ANIMATION = (
+    "<!DOCTYPE html><html><head><title>moving</title><style>@keyframes s {from {transform:"
+    "rotate(0)} to {transform: rotate(360deg)}} div {width:300px;height:300px;margin:100px;"
+    "background:#e63;animation:s 1s linear infinite}</style></head><body><div></div></body>"
+    "</html>"
+)
+
+
+@dataclass
+class Wheeled:
+    """The running service, its tool and what the brain's calls return."""
+
+    prepared: Prepared
+    tool: BrowseTool
+    chrome: ChromeProcess
+
+    @property
+    def url(self) -> str:
+        return self.prepared.url
+
+    @property
+    def token(self) -> str:
+        return self.prepared.token
+
+    def search(self, query: str) -> dict[str, Any]:
+        answer = client.browse(
+            query, action="search", broadcasting=True, service_url=self.url, token=self.token
+        )
+        assert answer is not None
+        return answer
+
+    def tab_title(self) -> str:
+        target = self.tool.driver.owned_target
+        tabs = cdp_targets(f"http://127.0.0.1:{self.chrome.port}")
+        return str(next(t["title"] for t in tabs if t["id"] == target))
+
+
+def _google(server: LocalServer) -> Any:
+    """A page hook: https://www.google.com/search is the challenge until the profile has its
+    cookie, then a results page whose first result is a local page."""
+    results = [
+        Result("Harbour index", server.url("/wheel-links"), "The keepers of the harbour light."),
+        Result("Lighthouse history", server.url("/wheel-form"), "Rebuilt in 1902."),
+    ]
+
+    async def answer(route: AsyncRoute) -> None:
+        cookie = await route.request.header_value("cookie") or ""
+        solved = f"{SOLVED}=yes" in cookie
+        page = page_2026("harbour lighthouse", ov=None, results=results, extras=False)
+        body = page if solved else CHALLENGE
+        await route.fulfill(body=body, content_type="text/html; charset=utf-8")
+
+    async def hook(page: Any) -> None:
+        await page.route("https://www.google.com/**", answer)
+
+    return hook
+
+
+@pytest.fixture(scope="module")
+def wheeled(
+    chrome: ChromeProcess, server: LocalServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Wheeled]:
+    server.route("/wheel-links", Reply(LINK_PAGE))
+    server.route("/wheel-form", Reply(FORM_PAGE))
+    server.route("/wheel-moving", Reply(ANIMATION))
+    settings = make_settings(
+        chrome,
+        tmp_path_factory.mktemp("wheel"),
+        allow_hosts=("127.0.0.1",),
+        service_port=0,
+        service_token=SecretStr("wheel-test-token-" + "x" * 16),
+        google_overview_wait_s=0,
+    )
+    driver = Driver(settings, page_hooks=(_google(server),))
+    registry = Registry()
+    for provider in (GoogleProvider(driver), ReadProvider(driver), YoutubeProvider(driver)):
+        registry.register(provider)
+    registry.register(FakeProvider("gemini", body="Gemini's answer"))
+    tool = BrowseTool(settings, registry=registry, driver=driver)
+    prepared = prepare(settings, tool)
+    thread = threading.Thread(target=prepared.run, daemon=True)
+    thread.start()
+    _wait_listening(prepared)
+    yield Wheeled(prepared, tool, chrome)
+    prepared.stop()
+    thread.join(30)
+
+
+def _wait_listening(prepared: Prepared) -> None:
+    for _ in range(100):
+        try:
+            if _call(prepared.url, "GET", "/healthz")[0] == 200:
+                return
+        except OSError:
+            threading.Event().wait(0.1)
+    raise AssertionError("the service did not start")
+
+
+def _call(url: str, method: str, path: str, body: str = "", **headers: str) -> tuple[int, bytes]:
+    host = url.split("://", 1)[1]
+    conn = http.client.HTTPConnection(host, timeout=15)
+    try:
+        conn.request(method, path, body=body or None, headers={"Host": host, **headers})
+        answer = conn.getresponse()
+        return answer.status, answer.read()
+    finally:
+        conn.close()
+
+
+def _sign_in(page: Page, svc: Wheeled) -> None:
+    page.goto(svc.url + "/console")
+    page.fill("#token", svc.token)
+    page.click("#sign-in")
+    expect(page.locator("#calls")).to_be_visible()
+    for _ in range(50):  # the console's script adopts the key the sign-in page made
+        if page.evaluate("localStorage.getItem('sb-console-key')"):
+            return
+        page.wait_for_timeout(100)
+
+
+def _frames(page: Page) -> int:
+    return int(page.evaluate("Number(document.getElementById('frame').dataset.frames || 0)"))
+
+
+def _more_frames(page: Page, than: int) -> None:
+    for _ in range(100):
+        if _frames(page) > than:
+            return
+        page.wait_for_timeout(100)
+    raise AssertionError(f"no frame after the {than}th")
+
+
+def _click_at(page: Page, fx: float, fy: float) -> None:
+    box = page.locator("#frame").bounding_box()
+    assert box is not None
+    page.mouse.click(box["x"] + box["width"] * fx, box["y"] + box["height"] * fy)
+
+
+def test_a_person_solves_the_challenge_through_the_console_and_search_comes_back_on_screen(
+    page: Page, wheeled: Wheeled, browser: Browser, server: LocalServer, tmp_path: Path
+) -> None:
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    _sign_in(page, wheeled)
+    # Google refuses: the call goes to Gemini and the console raises an alert at once
+    refused = wheeled.search("harbour lighthouse")
+    assert [h["failure_kind"] for h in refused["chain"]] == ["captcha", None]
+    alert = page.locator("#alerts")
+    expect(alert).to_contain_text("google refused the broadcast Chrome (captcha)", timeout=5000)
+    status = json.loads(
+        _call(wheeled.url, "GET", "/v1/status", Authorization=f"Bearer {wheeled.token}")[1]
+    )
+    assert [a["kind"] for a in status["alerts"]] == ["captcha"]
+
+    # the person takes the screen from the alert: a live picture of the challenge
+    page.fill("#holder-name", "Mina")
+    alert.get_by_role("button", name="Take the screen").click()
+    expect(page.locator("#held-by")).to_have_text("you hold the screen: calls go to Gemini")
+    _more_frames(page, 0)
+    expect(page.locator("#tab-url")).to_contain_text("https://www.google.com/search")
+
+    # a second console sees who holds it and cannot take it
+    other = browser.new_context().new_page()
+    _sign_in(other, wheeled)
+    expect(other.locator("#held-by")).to_have_text("held by Mina (console 1) in the console")
+    expect(other.locator("#take")).to_be_disabled()
+
+    # a call meanwhile never takes the screen: Gemini answers, the route says why
+    held = wheeled.search("lighthouse keepers")
+    assert held["result"]["provider"] == "gemini"
+    assert held["chain"][0]["failure_kind"] == "screen-held"
+    assert "held by Mina (console 1) in the console" in held["chain"][0]["detail"]
+
+    # the person solves the challenge on the picture: the results come, then a page by hand
+    seen = _frames(page)
+    _click_at(page, 0.2, 0.2)
+    expect(page.locator("#tab-url")).to_contain_text("harbour", timeout=10_000)
+    _more_frames(page, seen)
+    page.wait_for_timeout(800)
+    picture = tmp_path / "console.png"
+    page.screenshot(path=str(picture), full_page=True)
+    page.fill("#address", server.url("/wheel-links"))
+    page.click("#go")
+    expect(page.locator("#tab-url")).to_have_text(server.url("/wheel-links"))
+    _click_at(page, 0.5, 0.2)  # the link
+    expect(page.locator("#tab-url")).to_have_text(server.url("/wheel-form"))
+    _click_at(page, 0.5, 0.2)  # into the field
+    page.keyboard.type("keeper 1902")
+    _until(lambda: wheeled.tab_title() == "form: keeper 1902")
+    seen = _frames(page)
+    page.locator("#screen").hover()
+    page.mouse.wheel(0, 900)
+    _until(lambda: "scrolled" in wheeled.tab_title())
+    _more_frames(page, seen)
+    page.click("#back")
+    expect(page.locator("#tab-url")).to_have_text(server.url("/wheel-links"))
+
+    # an internal address typed in: refused by the navigation policy, said so
+    page.fill("#address", "http://169.254.169.254/latest/meta-data/")
+    page.click("#go")
+    expect(page.locator("#wheel-message")).to_contain_text("169.254.169.254")
+    expect(page.locator("#tab-url")).to_have_text(server.url("/wheel-links"))
+    expect(page.locator("#screen-log")).to_contain_text("navigated: refused")
+
+    # give back: the next search goes on screen (the profile kept Google's cookie)
+    page.click("#give-back")
+    expect(page.locator("#held-by")).to_be_hidden()
+    expect(other.locator("#take")).to_be_enabled()
+    again = wheeled.search("harbour lighthouse today")
+    assert again["result"]["provider"] == "google", again["chain"]
+    expect(alert).to_be_hidden(timeout=5000)
+    expect(page.locator("#screen-log")).to_contain_text("gave the screen back")
+    log = page.locator("#screen-log").inner_text()
+    assert "keeper 1902" not in log, "keystrokes are never recorded"
+    other.context.close()
+    target = os.environ.get("CONSOLE_WHEEL_SCREENSHOT")  # docs/console-wheel.png
+    if target:
+        shutil.copyfile(picture, target)
+
+
+def _until(check: Any, timeout: float = 10.0) -> None:
+    event = threading.Event()
+    for _ in range(int(timeout / 0.1)):
+        if check():
+            return
+        event.wait(0.1)
+    assert check()
+
+
+def _session(page: Page, wheeled: Wheeled) -> dict[str, str]:
+    """The headers the console's own page sends: its cookie, its key, its Origin."""
+    _sign_in(page, wheeled)
+    cookie = next(c["value"] for c in page.context.cookies() if c["name"] == "sb_console")
+    key = page.evaluate("localStorage.getItem('sb-console-key')")
+    return {"Cookie": f"sb_console={cookie}", "X-Console-Key": key, "Origin": wheeled.url}
+
+
+def test_only_a_signed_in_console_of_its_own_origin_acts_and_one_at_a_time(
+    page: Page, wheeled: Wheeled, browser: Browser
+) -> None:
+    mine = _session(page, wheeled)
+    other = browser.new_context()
+    second = _session(other.new_page(), wheeled)
+    other.pages[0].close()  # its headers stay valid; its page would poll screenshots
+    take, click = "/console/api/screen/take", "/console/api/screen/input"
+    event = json.dumps({"type": "click", "x": 0.5, "y": 0.5})
+    post = lambda path, body="{}", **h: _call(wheeled.url, "POST", path, body, **h)[0]  # noqa: E731
+    assert post(take, Origin=wheeled.url) == 401, "no session"
+    assert post(take) == 403, "a POST without the console's own Origin"
+    assert post(take, Origin=wheeled.url, Authorization=f"Bearer {wheeled.token}") == 403
+    assert post(take, **{**mine, "X-Console-Key": "0" * 64}) == 401, "the cookie alone"
+    assert post(take, **{**mine, "Origin": "http://evil.test"}) == 403, "another site"
+    assert post(take, **{**mine, "Sec-Fetch-Site": "cross-site"}) == 403
+    assert post(take, **{k: v for k, v in mine.items() if k != "Origin"}) == 403
+    assert post(click, event, **mine) == 409, "input before taking the screen"
+    assert post(take, **mine) == 200
+    assert post(take, **second) == 409 and post(click, event, **second) == 409
+    frames = _call(wheeled.url, "GET", "/console/api/screen/frames", **second)[0]
+    assert frames == 409, "another console gets no control stream"
+    assert post(click, json.dumps({"type": "key", "key": "F5"}), **mine) == 422
+    assert post(click, json.dumps({"type": "click", "x": 5, "y": 0}), **mine) == 422
+    for internal in (
+        "http://127.0.0.1:9/",
+        "file:///etc/passwd",
+        "http://[::1]/",
+        "chrome://settings",
+    ):
+        status = post("/console/api/screen/navigate", json.dumps({"url": internal}), **mine)
+        assert status == 422, internal
+    assert post(click, event, **mine) == 204
+    assert post("/console/api/screen/give-back", **second) == 409
+    assert post("/console/api/screen/give-back", **mine) == 200
+
+
+def test_frames_come_while_something_moves_and_stop_when_nothing_does(
+    page: Page, wheeled: Wheeled, server: LocalServer
+) -> None:
+    _sign_in(page, wheeled)
+    page.click("#take")
+    _more_frames(page, 0)
+    page.fill("#address", server.url("/wheel-moving"))
+    page.click("#go")
+    expect(page.locator("#tab-url")).to_have_text(server.url("/wheel-moving"))
+    start = _frames(page)
+    page.wait_for_timeout(2000)
+    moving = (_frames(page) - start) / 2
+    assert moving >= 10, f"{moving} frames a second while something moves"
+    page.fill("#address", server.url("/wheel-links"))
+    page.click("#go")
+    expect(page.locator("#tab-url")).to_have_text(server.url("/wheel-links"))
+    page.wait_for_timeout(2000)  # the page's load and the stage's quiet page, painted
+    still = _frames(page)
+    page.wait_for_timeout(2000)
+    assert _frames(page) - still <= 1, "no frames while nothing changes"
+    page.click("#give-back")
+    expect(page.locator("#take")).to_be_enabled()
