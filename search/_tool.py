@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Iterable
 import re
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
