@@ -129,6 +129,7 @@ def wheeled(
         service_port=0,
         service_token=SecretStr("wheel-test-token-" + "x" * 16),
         google_overview_wait_s=0,
+        engine_rest_min=0,  # Google alone here: it must not rest after its challenge
     )
     driver = Driver(settings, page_hooks=(_google(server),))
     registry = Registry()

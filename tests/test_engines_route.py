@@ -21,6 +21,7 @@ CAPTCHA = "serp/zlurad-serp-parser/desktop/recaptcha.html"
 BING = "serp-engines/bing/2021-04-16_bing-sweden-riots-1618569435.html.gz"
 BING_CHALLENGE = "serp-engines/bing/built/challenge.html"
 BING_CONSENT = "serp-engines/bing/built/consent.html"
+GOOGLE = "serp/aql-wayback/2020-12-20_google-crow-names-1608438374.html.gz"
 QUERY = "sweden riots"
 
 
@@ -220,3 +221,13 @@ def test_on_bing_the_result_the_answer_leads_with_is_marked(stage: Stage) -> Non
     while (mark := stage.tool.loop.run(stage.tool.driver.run("look", marked), 10)) != [top.title]:
         assert time.monotonic() < until, mark
         time.sleep(0.05)
+
+
+def test_once_the_rest_ends_the_next_search_asks_google_first_again(stage: Stage) -> None:
+    stage.web.add("https://www.google.com/search", Page(fixture_text(CAPTCHA)))
+    stage.web.add("https://www.bing.com/search", Page(bing_results()))
+    stage.search()  # Google refuses: it rests
+    assert stage.tool.end_rests() == ["google"]  # a person solved it (the console's give back)
+    stage.web.add("https://www.google.com/search", Page(fixture_text(GOOGLE)))
+    walk = stage.search("crow names")
+    assert chain(walk) == [("google", True, None)]
