@@ -147,7 +147,10 @@ class Console:
                 "egress": list(self.ring.egress)[:30],
                 "calls": [record.summary() for record in calls],
                 "kinds": sorted({kind for record in calls for kind in record.kinds}),
-                "alerts": status["alerts"],
+                "alerts": [
+                    {**alert, "rest": status["engines"].get(str(alert.get("provider")))}
+                    for alert in status["alerts"]
+                ],
                 "hold": self._hold(self.gate.person(request)),
                 "screen_log": list(self.ring.screen)[:20],
             }

@@ -37,8 +37,11 @@ function renderAlerts(alerts) {
   for (const a of alerts) {
     const p = el("p");
     p.appendChild(el("strong", a.provider + " refused the broadcast Chrome (" + a.kind + ")"));
-    p.appendChild(el("span", "since " + shortTime(a.since) + ", " + a.count + " time" + (a.count === 1 ? "" : "s") +
-      ": searches go to Gemini, off screen, until someone solves it in the broadcast tab."));
+    const resting = a.rest && a.rest.resting;
+    const then = resting
+      ? ": " + a.provider + " rests until " + shortTime(a.rest.until) + " (searches go to the next engine on screen, else to Gemini); solve it in the broadcast tab and give the screen back to end the rest."
+      : ": searches go to Gemini, off screen, until someone solves it in the broadcast tab.";
+    p.appendChild(el("span", "since " + shortTime(a.since) + ", " + a.count + " time" + (a.count === 1 ? "" : "s") + then));
     const take = el("button", "Take the screen", "take");
     take.type = "button";
     take.addEventListener("click", takeScreen);
