@@ -48,6 +48,7 @@ KEPT = {
     "sticky": ".site-top",
     "sticky-later": ".site-top",
     "sticky-float": ".site-top",
+    "header-over": ".site-top",
     "newsletter": ".layer-box",
     "consent": "#pv-box",
     "interstitial": ".ad-gate",
@@ -59,6 +60,7 @@ SHOWN = (
     "sticky",
     "sticky-later",
     "sticky-float",
+    "header-over",
 )  # the page's own bars: room is left for them, they stay
 
 LOOK_JS = """(() => {
@@ -196,7 +198,8 @@ def test_two_seconds_after_a_read_nothing_the_page_drew_covers_the_highlighted_p
         " return e && getComputedStyle(e).visibility; })()",
     )
     assert kept == "visible" if name in SHOWN else kept, (name, kept)
-    assert evaluate(settings, "document.querySelectorAll('[style]').length") == 0  # none of ours
+    own = _onair.PAGES[name].count(" style=")  # the page's own style attributes
+    assert evaluate(settings, "document.querySelectorAll('[style]').length") == own  # none ours
     assert len(tabs(settings)) == 1
     after, took = read(tool, pages["plain"])
     assert after is not None and after.success
@@ -204,22 +207,28 @@ def test_two_seconds_after_a_read_nothing_the_page_drew_covers_the_highlighted_p
 
 
 @pytest.mark.parametrize("watched", [True, False], ids=["watched", "one-shot"])
-@pytest.mark.parametrize("name", ["header", "sticky", "sticky-later", "sticky-float"])
+@pytest.mark.parametrize(
+    "name", ["header", "sticky", "sticky-later", "sticky-float", "header-over"]
+)
 def test_a_read_without_a_question_shows_the_opening_below_the_pages_own_header(
     tool: BrowseTool,
     settings: Settings,
     pages: dict[str, str],
     display: Display,
     monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
     name: str,
     watched: bool,
 ) -> None:
     """A read with no question highlights the article's opening and scrolls to it, with room
     for the header the page pins at the top: fixed, sticky and stuck where the page opens, or
     sticky under a masthead and stuck only once the page has scrolled (it was not yet stuck
-    when the scroll was measured). The opening's first line is below the header, as a
-    viewer sees it, and the header stays. The first scroll must be right by itself: a one-shot
-    command (the CLI) has no late-cover watch to scroll again after it."""
+    when the scroll was measured), or fixed and laid over the opening itself, which no scroll
+    brings lower (the page is given the room at its top). The opening's first line is below
+    the header, as a viewer sees it: on the display, the highlight's colour is below the
+    header's bottom edge and none of it above; and the header stays. The first scroll must be
+    right by itself: a one-shot command (the CLI) has no late-cover watch to scroll again
+    after it."""
     if not watched:
         monkeypatch.setattr(Covers, "watch", _no_watch)
     result = tool.call(pages[name], action="read", url=pages[name], ctx=LIVE)
@@ -228,14 +237,20 @@ def test_a_read_without_a_question_shows_the_opening_below_the_pages_own_header(
     look = evaluate(settings, LOOK_JS)
     header = evaluate(
         settings,
-        "(() => { const b = document.querySelector('.site-top').getBoundingClientRect();"
-        " return {top: b.top, bottom: b.bottom}; })()",
+        "(() => { const e = document.querySelector('.site-top'), b = e.getBoundingClientRect();"
+        " return {top: b.top, bottom: b.bottom, shown: getComputedStyle(e).visibility}; })()",
     )
-    where = f"{name}: {look} header {header}"
+    shot = display.grab()
+    display.save_png(tmp_path / f"{name}.png")  # for a person looking at a failure
+    where = f"{name}: {look} header {header} (screen: {tmp_path / name}.png)"
     assert look["found"] and look["belongs"], where
+    assert header["shown"] == "visible", where
     assert look["line"]["top"] >= header["bottom"] - 1, where
     assert look["line"]["bottom"] <= look["vh"], where
-    assert highlight_pixels(display.grab()) > 3000, where
+    page_top = SIZE[1] - look["vh"]  # the page's first row on the display, below Chrome's bars
+    edge = page_top + round(header["bottom"])
+    assert highlight_pixels(shot[page_top:edge]) == 0, where  # nothing marked shows in the bar
+    assert highlight_pixels(shot[edge:]) > 3000, where
 
 
 async def _no_watch(self: Covers, seconds: float = 0.0) -> None:
