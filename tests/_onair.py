@@ -1,12 +1,12 @@
 """Stand-ins of pages that draw over their own text (for the screen tests and `make screens`).
 
 One long article about a harbour timetable, and what news and magazine sites put over it: a
-fixed 170 px site header (and a sticky one), a newsletter modal 0.8 s after load, a consent
-dialog no consent rule knows (in English, Korean, Japanese and German), a full-page
-advertisement interstitial that locks scrolling, an "open in the app" sheet over the
-lower half of the viewport, a modal `<dialog>` and a sign-in modal in a framework's portal;
-and a web app's shell (the article inside one fixed layer), which is the page itself and
-must stay.
+fixed 170 px site header (a sticky one, and a white one laid over the article's opening), a
+newsletter modal 0.8 s after load, a consent dialog no consent rule knows (in English, Korean,
+Japanese and German), a full-page advertisement interstitial that locks scrolling, an "open
+in the app" sheet over the lower half of the viewport, a modal `<dialog>` and a sign-in modal
+in a framework's portal; and a web app's shell (the article inside one fixed layer), which is
+the page itself and must stay.
 Written to the shape of such pages (fixed layers, dimmers, `overflow: hidden` on html/body),
 with class names no consent rule matches. `route_all(server)` serves them as `/onair/NAME`.
 """
@@ -90,6 +90,12 @@ MASTHEAD = (
 FLOAT_STYLE = STICKY_STYLE.replace(
     ".site-top { position: sticky; top: 0;",
     ".site-top { position: sticky; top: 12px; margin: 12px 16px 0; border-radius: 14px;",
+)
+# A plain white fixed header laid over the top of the article with no room of its own above
+# it (no padding on the body): the opening starts under it, where no scroll can bring it lower.
+OVER_HEADER = (
+    '<header class="site-top" style="position:fixed;top:0;left:0;right:0;height:170px;'
+    'background:#fff;z-index:50">The Harbour Gazette</header>'
 )
 # A web app's shell: the whole article inside one fixed layer that scrolls on its own.
 SHELL_STYLE = """
@@ -242,6 +248,7 @@ PAGES: dict[str, str] = {
     "sticky": page(hero=900, style=STICKY_STYLE, before=HEADER),
     "sticky-later": page(hero=900, style=MASTHEAD_STYLE, before=MASTHEAD),
     "sticky-float": page(hero=900, style=FLOAT_STYLE, before=HEADER),
+    "header-over": page(hero=40, before=OVER_HEADER),
     "dialog": page(style=LAYER_STYLE + DIALOG_STYLE, after=DIALOG),
     "portal": page(style=LAYER_STYLE, before='<div id="app">', after=PORTAL + "</div>"),
     "shell": page(style=SHELL_STYLE, before='<div class="shell">', after="</div>"),

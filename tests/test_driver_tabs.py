@@ -3,12 +3,15 @@
 
 The paths: a tab left with a JS dialog by a process that has exited (in-process and through
 a restarted service), Chrome slow to say which blank tab it opened while the driver replaced
-a stuck one, a renderer crash, and Chrome killed and started again by something that left no
-record of its start tab. Ours is the tab the driver's state file names.
+a stuck one, a renderer crash, Chrome killed and started again by something that left no
+record of its start tab, and the owned tab moved by hand (raw CDP, or a person's Playwright
+tool sending it to a page that asks before it is left). Ours is the tab the driver's state
+file names.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -22,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.async_api import async_playwright
+from structlog.testing import capture_logs
 
 from browser_core import (
     ChromeProcess,
@@ -335,6 +340,101 @@ def test_the_owned_tab_a_person_moved_by_hand_is_found_and_used_by_every_later_c
             assert tab["url"] == url, (n, tab["url"])  # and the call showed its page there
     finally:
         drv.shutdown(close_tab=False)
+
+
+class PersonsTool:
+    """A person's own Playwright tool beside the driver: connected over CDP for good, on an
+    event loop of its own (it answers what Playwright answers by itself, such as a
+    `beforeunload` dialog, while the driver works), moving whichever tab it is told to."""
+
+    def __init__(self, endpoint: str) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self._thread.start()
+        self._playwright: Any = None
+        self.browser: Any = self._run(self._connect(endpoint))
+
+    def _run(self, step: Any, timeout: float = 30.0) -> Any:
+        return asyncio.run_coroutine_threadsafe(step, self.loop).result(timeout)
+
+    async def _connect(self, endpoint: str) -> Any:
+        self._playwright = await async_playwright().start()
+        return await self._playwright.chromium.connect_over_cdp(endpoint)
+
+    def move(self, target_id: str, url: str, *, click: bool) -> None:
+        """The tab `target_id` sent to `url`; with `click`, a click on its text (the user
+        activation a page needs before Chrome asks whether to leave it)."""
+        self._run(self._move(target_id, url, click))
+
+    async def _move(self, target_id: str, url: str, click: bool) -> None:
+        context = self.browser.contexts[0]
+        for page in context.pages:
+            session = await context.new_cdp_session(page)
+            info = await session.send("Target.getTargetInfo")
+            await session.detach()
+            if info["targetInfo"]["targetId"] == target_id:
+                await page.goto(url)
+                if click:
+                    await page.click("p")
+                return
+        raise AssertionError(f"the person's tool does not see the tab {target_id}")
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self._run(self.browser.close(), 10)
+            self._run(self._playwright.stop(), 10)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(10)
+        self.loop.close()
+
+
+ASK_TO_STAY = (
+    "<!DOCTYPE html><title>Stay</title><p>Are you sure you want to leave?</p><script>"
+    "addEventListener('beforeunload', (e) => { e.preventDefault(); e.returnValue = ''; });"
+    "</script>"
+)
+
+
+@pytest.mark.slow
+def test_the_owned_tab_a_persons_tool_sends_to_a_page_asking_to_stay_stays_the_recorded_one(
+    own: OwnChrome, http: LocalServer, tmp_path: Path
+) -> None:
+    """A person's Playwright tool (a second CDP client, connected throughout) sends the owned
+    tab to a page with a `beforeunload` handler, clicked or not (Chrome asks whether to
+    leave only after a click), and the next read takes the tab from there; the driver is
+    restarted halfway, as a service is. After every read: one tab, ours, the one the state
+    folder names (a restarted service finds it there), showing the read's page."""
+    from search.providers.read import read_page
+
+    stay = http.route("/hand-stay", Reply(ASK_TO_STAY))
+    settings = make_settings(None, tmp_path, cdp_port=own.port)
+    drivers = [SyncDriver(settings)]
+    person = PersonsTool(own.endpoint)
+    try:
+        assert read_body(
+            drivers[0], http.route("/stay-0", Reply(ARTICLE.format(text="0", extra="")))
+        )
+        ours = assert_only_ours(own)
+        with capture_logs() as logs:
+            for n in range(1, 17):
+                if n == 9:  # the service restarted: the new driver finds its tab by the record
+                    drivers[-1].shutdown(close_tab=False)
+                    drivers.append(SyncDriver(settings))
+                drv = drivers[-1]
+                person.move(own.owned() or "", f"{stay}?n={n}", click=n % 4 != 0)
+                text = f"Call {n} text."
+                url = http.route(f"/stay-{n}", Reply(ARTICLE.format(text=text, extra="")))
+                read = drv.call(read_page(drv.driver, url, settings, timeout=15), 20)
+                assert read.outcome == "ok" and text in read.text, (n, read)
+                drv.call(drv.driver.stage_done(), 5)
+                assert assert_only_ours(own) == ours, n  # the same tab, the one the state names
+                (tab,) = own.pages()
+                assert tab["url"] == url, (n, tab["url"])
+        asked = [e for e in logs if e.get("dialog_type") == "beforeunload"]
+        assert len(asked) >= 8, "Chrome did not ask before leaving the clicked pages"
+    finally:
+        person.close()
+        drivers[-1].shutdown(close_tab=False)
 
 
 def test_a_read_whose_tab_a_person_sends_to_a_page_that_keeps_moving_opens_its_page_again(

@@ -23,6 +23,7 @@ from browser_core.stage._caption import TAG, caption_for, clean
 from search.providers.read import read_page
 from search.providers.youtube import caption_subject, control
 from search.recordings import load_case, run_action
+from tests._rest import REST_S, at_rest, highlight_pixels
 from tests._server import LocalServer, Reply
 from tests._web import fixture_text
 from tests.conftest import make_settings
@@ -158,12 +159,6 @@ def dark_share(screen: np.ndarray) -> float:
     return float((screen < 200).any(axis=2).mean())
 
 
-def highlight_pixels(screen: np.ndarray) -> int:
-    """Pixels of the passage highlight (rgba(255, 221, 0, 0.55) over white, or over text)."""
-    r, g, b = (screen[:, :, i].astype(int) for i in range(3))
-    return int(((r > 225) & (g > 200) & (g < 250) & (b < 150)).sum())
-
-
 def test_a_read_answers_first_then_highlights_the_passage_in_view_with_the_dom_untouched(
     drv: SyncDriver, http: LocalServer, stage_settings: Settings, display: Display
 ) -> None:
@@ -187,8 +182,8 @@ def test_a_read_answers_first_then_highlights_the_passage_in_view_with_the_dom_u
     assert inside(view["rect"], view["vw"], view["vh"]), view
     assert view["records"] == 0 and view["sameHtml"] is True  # the page saw no change of ours
     assert (view["sheets"], view["adopted"]) == (1, 0)  # its own stylesheet, nothing added
-    time.sleep(0.6)  # the last stretch of the smooth scroll; then the screen itself
-    assert highlight_pixels(display.grab()) > 1000
+    # the last stretch of the smooth scroll, then the screen itself (bounded)
+    assert highlight_pixels(at_rest(display.grab, marked=True)) > 1000
 
 
 def test_a_read_with_a_question_highlights_the_passage_that_answers_it_not_the_opening(
@@ -208,8 +203,7 @@ def test_a_read_with_a_question_highlights_the_passage_that_answers_it_not_the_o
     assert inside(view["rect"], view["vw"], view["vh"]), view  # scrolled into view
     assert view["scrollY"] > 3 * view["vh"], "the answer is far below the opening"
     assert light["ranges"] >= 1 and light["first"] != answer  # the rest, lightly
-    time.sleep(0.6)
-    assert highlight_pixels(display.grab()) > 1000
+    assert highlight_pixels(at_rest(display.grab, marked=True)) > 1000
 
 
 def test_a_real_article_is_highlighted_from_its_first_paragraph(
@@ -220,7 +214,7 @@ def test_a_real_article_is_highlighted_from_its_first_paragraph(
         "9da36ae4714bfccc72374c6c146e9d1cd3cca39e2110bd67ccdbcc806f4cf139.html.gz"
     )
     read = drv.call(read_page(drv.driver, http.route("/news", Reply(html)), stage_settings), 30)
-    until = time.monotonic() + 3  # on a busy machine the mark may land after the answer
+    until = time.monotonic() + REST_S  # on a busy machine the mark may land after the answer
     while (view := seen(drv))["ranges"] == 0 and time.monotonic() < until:
         time.sleep(0.1)
     first = next(line for line in read.text.splitlines() if line.strip())
@@ -288,7 +282,7 @@ def test_a_recorded_search_returns_with_its_top_result_marked(
         outcome = driver.call(run_action(driver.driver, "search", case.arg, settings), 40)
         # The answer does not wait for the results page to render (about a second on a real
         # one); the mark follows once its DOM is there.
-        until = time.monotonic() + 5
+        until = time.monotonic() + REST_S
         while (view := seen(driver, RESULT))["ranges"] == 0 and time.monotonic() < until:
             time.sleep(0.1)
     finally:
@@ -466,7 +460,7 @@ def test_a_search_the_overview_answers_opens_it_and_highlights_what_the_brain_he
         view = seen(driver)  # the next use of the tab waits for the stage to finish
         state = on_tab(driver, lambda page: page.evaluate(OVERVIEW_STATE_JS))
         lightly = seen(driver, CONTEXT)
-        until = time.monotonic() + 5  # the screen shows what the tab holds: a frame or two
+        until = time.monotonic() + REST_S  # the screen shows what the tab holds: a frame or two
         while (pixels := highlight_pixels(screen := display.grab())) < 500:
             assert time.monotonic() < until, f"no highlight on screen ({pixels} pixels)"
             time.sleep(0.05)

@@ -29,8 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
+from bench._common.display import png_bytes
 from browser_core import (
     CdpUnreachable,
     ChromeProcess,
@@ -40,10 +42,11 @@ from browser_core import (
     screen_findings,
     stop_pid,
 )
-from browser_core._cdp_raw import cdp_calls, tab_responds
+from browser_core._cdp_raw import RawCdpError, cdp_calls, tab_responds
 from browser_core.chrome import chrome_args, find_chrome, free_port, save_state
 from search import BrowseTool, ToolContext, client
 from tests._downloads import DownloadWatch
+from tests._rest import REST_S, at_rest
 from tests._server import LocalServer, Reply
 from tests._service_proc import clean_env, start_service, wait_until
 from tests.conftest import make_settings
@@ -257,6 +260,33 @@ class Screen:
         )
         return path
 
+    def pixels(self) -> np.ndarray:
+        """The whole display now, as rows of RGB bytes."""
+        raw = subprocess.run(
+            ["import", "-display", self.display, "-window", "root", "-depth", "8", "rgb:-"],
+            capture_output=True,
+            check=True,
+            timeout=10,
+        ).stdout
+        return np.frombuffer(raw, dtype=np.uint8).reshape(SIZE[1], SIZE[0], 3)
+
+    def grab_at_rest(self, name: str, *, marked: bool = True) -> Path:
+        """The display once it is at rest, with the read's highlight painted when `marked`
+        (bounded: `tests._rest.at_rest`), saved as `name`.png."""
+        path = self.tmp / f"{name}.png"
+        path.write_bytes(png_bytes(at_rest(self.pixels, marked=marked)))
+        return path
+
+    def loaded(self, timeout: float = REST_S) -> bool:
+        """Whether our tab's document has loaded (within `timeout`), asked over raw CDP."""
+
+        def complete() -> bool:
+            with contextlib.suppress(RawCdpError, OSError, ValueError):
+                return bool(self.evaluate("document.readyState") == "complete")
+            return False
+
+        return wait_until(complete, timeout)
+
     def differing_px(self, a: Path, b: Path) -> int:
         proc = subprocess.run(
             ["compare", "-metric", "AE", "-fuzz", "8%", str(a), str(b), "null:"],
@@ -428,8 +458,7 @@ def calm(screen: Screen, tool: BrowseTool) -> Path:
     """The screen after reading the calm article at the address every hazard uses."""
     screen.mode["page"] = "calm"
     read(tool, screen.server.url("/hazard/page"))
-    time.sleep(LATER_MS / 1000 + 0.3)
-    return screen.grab("calm")
+    return screen.grab_at_rest("calm")
 
 
 @pytest.mark.parametrize("hazard", list(HAZARDS))
@@ -440,7 +469,7 @@ def test_a_hazard_fired_after_the_read_leaves_the_screen_as_the_calm_page(
     result, usual = read(tool, screen.server.url("/hazard/page"))  # before the hazard fires
     assert result is not None and result.success and "calm sentence" in result.data["text"]
     time.sleep(LATER_MS / 1000 + 0.5)  # the hazard fires now, after the call returned
-    hostile = screen.grab(f"{hazard}-hostile")
+    hostile = screen.grab_at_rest(f"{hazard}-hostile")
     if hazard == "download":  # the page did try, and Chrome kept nothing
         assert screen.watch is not None
         assert screen.watch.outcome("report.exe") in ("refused", "canceled")
@@ -474,12 +503,11 @@ def test_a_page_holding_a_click_cannot_send_itself_to_another_program(
     url = screen.server.url(f"/click/{variant}")
     result, usual = read(tool, url)
     assert result is not None and result.success and "calm sentence" in result.data["text"]
-    time.sleep(0.8)  # the focus layer's scroll and highlight come to rest
-    before = screen.grab(f"click-{variant}-before")
+    before = screen.grab_at_rest(f"click-{variant}-before")  # the highlight, the scroll done
     click(screen, 150, 60)
     assert screen.evaluate("window.clicked === true")  # the click reached the page
     time.sleep(LATER_MS / 1000 + 0.6)  # what the click set off on a timer has fired
-    after = screen.grab(f"click-{variant}-after")
+    after = screen.grab_at_rest(f"click-{variant}-after")
     assert_clean(screen)
     (tab,) = screen.tabs()
     assert tab["url"] == url  # still our page: no navigation left it
@@ -555,17 +583,17 @@ def test_with_no_driver_attached_chrome_itself_never_asks_to_open_another_progra
     ws_url, url = tab["webSocketDebuggerUrl"], screen.server.url("/chrome-wide")
     screen.mode["wide"] = "plain"
     cdp_calls(ws_url, [("Page.navigate", {"url": url})], 2.0)
-    time.sleep(1.0)
-    plain = screen.grab("chrome-wide-plain")
+    assert screen.loaded()
+    plain = screen.grab_at_rest("chrome-wide-plain", marked=False)
     screen.mode["wide"] = "frames"
     cdp_calls(ws_url, [("Page.navigate", {"url": url})], 2.0)
-    time.sleep(1.0)
-    framed = screen.grab("chrome-wide-frames")
+    assert screen.loaded()
+    framed = screen.grab_at_rest("chrome-wide-frames", marked=False)
     assert screen.differing_px(plain, framed) < SAME_SCREEN_PX, (plain, framed)
     click(screen, 150, 60)
     assert screen.evaluate("window.clicked === true")
-    time.sleep(1.0)
-    clicked = screen.grab("chrome-wide-clicked")
+    time.sleep(0.5)  # the page's second try, 300 ms after the click
+    clicked = screen.grab_at_rest("chrome-wide-clicked", marked=False)
     assert screen.differing_px(plain, clicked) < SAME_SCREEN_PX, (plain, clicked)
     assert_clean(screen)
 
@@ -617,12 +645,13 @@ def test_with_no_driver_attached_chrome_itself_shows_no_print_preview_and_no_sig
     ws_url, url = tab["webSocketDebuggerUrl"], screen.server.url("/hazard/page")
     screen.mode["page"] = "calm"
     cdp_calls(ws_url, [("Page.navigate", {"url": url})], 2.0)
-    time.sleep(LATER_MS / 1000 + 0.8)
-    calm = screen.grab(f"no-driver-{hazard}-calm")
+    assert screen.loaded()
+    calm = screen.grab_at_rest(f"no-driver-{hazard}-calm", marked=False)
     screen.mode["page"] = hazard
     cdp_calls(ws_url, [("Page.navigate", {"url": url})], 2.0)
-    time.sleep(LATER_MS / 1000 + 0.8)  # the hazard has fired
-    hostile = screen.grab(f"no-driver-{hazard}-hostile")
+    assert screen.loaded()
+    time.sleep(LATER_MS / 1000 + 0.3)  # the hazard fires this long after load
+    hostile = screen.grab_at_rest(f"no-driver-{hazard}-hostile", marked=False)
     assert screen.differing_px(calm, hostile) < SAME_SCREEN_PX, (calm, hostile)
     assert_clean(screen)
 
@@ -634,8 +663,7 @@ def test_after_chrome_is_killed_the_restarted_one_shows_no_restore_bubble(
     url = screen.server.url("/hazard/plain")
     try:
         read(tool, url)
-        time.sleep(0.8)  # the focus layer's scroll and highlight come to rest
-        before = screen.grab("before-kill")
+        before = screen.grab_at_rest("before-kill")  # the highlight, the scroll done
         assert screen.chrome is not None
         os.killpg(screen.chrome.pid, signal.SIGKILL)
         stop_pid(screen.chrome.pid)
@@ -646,9 +674,8 @@ def test_after_chrome_is_killed_the_restarted_one_shows_no_restore_bubble(
     finally:
         tool.close()
     assert result is not None and result.success
-    time.sleep(0.8)
+    after = screen.grab_at_rest("after-restart")
     assert_clean(screen)
-    after = screen.grab("after-restart")
     assert screen.differing_px(before, after) < SAME_SCREEN_PX, (before, after)
 
 
@@ -751,8 +778,7 @@ def bare_tool(bare: Screen) -> Iterator[BrowseTool]:
 def bare_calm(bare: Screen, bare_tool: BrowseTool) -> Path:
     bare.mode["page"] = "calm"
     read(bare_tool, bare.server.url("/hazard/page"))
-    time.sleep(LATER_MS / 1000 + 0.3)
-    return bare.grab("bare-calm")
+    return bare.grab_at_rest("bare-calm")
 
 
 @pytest.mark.parametrize(
@@ -768,7 +794,7 @@ def test_on_a_chrome_we_did_not_start_the_page_defenses_alone_keep_the_screen_cl
     result, usual = read(bare_tool, bare.server.url("/hazard/page"))
     assert result is not None and result.success and "calm sentence" in result.data["text"]
     time.sleep(LATER_MS / 1000 + 0.5)  # the hazard fires now, after the call returned
-    hostile = bare.grab(f"bare-{hazard}-hostile")
+    hostile = bare.grab_at_rest(f"bare-{hazard}-hostile")
     if hazard == "download":
         assert bare.watch is not None and bare.watch.outcome("report.exe") == "refused"
     assert_clean(bare)

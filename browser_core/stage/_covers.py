@@ -118,7 +118,7 @@ _CHECK_JS = (
     SCROLL_JS
     + r"""
 const sbState = () => globalThis.__sbCovers || (globalThis.__sbCovers =
-  {hidden: [], css: '', unlock: false, rescrolls: 0});
+  {hidden: [], css: '', unlock: false, room: 0, rescrolls: 0});
 const sbSelector = (el) => {
   const html = document.documentElement, parts = [];
   let e = el;
@@ -226,8 +226,21 @@ const sbLocked = () => {
   const tall = Math.max(html.scrollHeight, body.scrollHeight) > innerHeight + 4;
   return {lock: tall && (clips(html) || clips(body) || fixed), fixed};
 };
+// The first line under a bar the page pins at the top while the page stands at the top of
+// its scroll (a fixed header laid over the article's opening, with no room of its own above
+// it): no scroll brings the line lower, so the page gets that room at its top (a padding on
+// the root, in our sheet) and the line lands where the scroll puts a passage (`sbScrollTo`).
+const sbRoom = (S, range, lines) => {
+  if (S.room || !range || !lines.length || scrollY > 1 || sbScroller(range) !== window) return;
+  const first = lines[0], room = sbInsets(range);
+  if (!room.top || first.top >= room.top) return;
+  const free = innerHeight - room.top - room.bottom;
+  const pad = parseFloat(getComputedStyle(document.documentElement).paddingTop) || 0;
+  S.room = Math.ceil(pad + room.top + 0.25 * free - first.top);
+};
 const sbRules = (S) => {
   const rules = [];
+  if (S.room) rules.push(':root { padding-top: ' + S.room + 'px !important }');
   S.hidden = S.hidden.filter((e) => e.isConnected);
   for (const e of S.hidden) {
     const s = sbSelector(e);
@@ -253,6 +266,7 @@ const sbCheck = (name) => {
   for (const f of covers) S.hidden.push(f.e);
   const locked = sbLocked();
   if (locked.lock && S.hidden.length && !S.unlock) { S.unlock = true; S.fixed = locked.fixed; }
+  sbRoom(S, range, lines);
   const css = sbRules(S);
   const changed = css !== S.css;
   S.css = css;
@@ -267,7 +281,7 @@ const sbCheck = (name) => {
     }
   }
   return {changed, css, hidden: S.hidden.length, added: covers.length, unlock: S.unlock,
-          rescrolled, ms: Math.round((performance.now() - t0) * 10) / 10,
+          room: S.room || 0, rescrolled, ms: Math.round((performance.now() - t0) * 10) / 10,
           what: covers.slice(0, 4).map((f) => f.e.localName
             + (f.e.className && typeof f.e.className === 'string'
                ? '.' + f.e.className.split(/\s+/)[0] : ''))};
@@ -364,6 +378,7 @@ class Covers:
             added=found.get("added"),
             what=found.get("what"),
             unlocked=bool(found.get("unlock")),
+            room_px=found.get("room"),
             late=late,
         )
 
