@@ -125,11 +125,9 @@ def describe_source(args: argparse.Namespace) -> str:
 def action_url(action: str, arg: str, settings: Settings) -> str:
     """The URL the action opens first (what the saved page is served at by default)."""
     if action == "search":  # the first engine's results page
-        from search.providers._engine_bing import BING_LIVE
-        from search.providers._engine_google import GOOGLE_LIVE
+        from search.providers import LIVE_ENGINES
 
-        engine = BING_LIVE if settings.search_engines[0] == "bing" else GOOGLE_LIVE
-        return engine.results_url(arg, settings)
+        return LIVE_ENGINES[settings.search_engines[0]].results_url(arg, settings)
     if action == "play":
         from search.parsers.youtube import video_id_from_url
         from search.providers.youtube import results_url

@@ -69,6 +69,9 @@ REFUSALS: dict[tuple[Mode, str], str] = {
     **{("disabled", a): _DISABLED.format(what=w) for a, w in _WHAT.items()},
 }
 
+# A broadcast Chrome that does not answer, or a screen a person holds, is gone for every
+# search engine: the walk goes on to Gemini without asking the next engine.
+_SCREEN_GONE = frozenset({FailureKind.CDP_UNREACHABLE, FailureKind.SCREEN_HELD})
 # A provider that is not last keeps this share of the remaining deadline for the rest.
 FALLBACK_RESERVE = 0.4
 # Providers that keep `GEMINI_MIN_S` for themselves when they come later in a table.
@@ -171,7 +174,10 @@ async def walk(
     """Try each provider in order until one answers or the deadline (and floor) passes."""
     chain: list[Hop] = []
     floor = settings.gemini_min_s
+    screen_gone = False
     for index, provider in enumerate(table):
+        if screen_gone and provider.name in ENGINES:
+            continue  # the same screen for every engine: no use asking the next one
         remaining = deadline.remaining()
         if remaining <= 0.05 and not (provider.name in FLOORED and floor > 0):
             chain.append(_no_time(provider.name))
@@ -191,6 +197,7 @@ async def walk(
         )
         if answer is not None:
             return Found(provider.name, answer), chain
+        screen_gone = screen_gone or hop.failure_kind in _SCREEN_GONE
     return None, chain
 
 

@@ -204,7 +204,9 @@ def test_the_cli_searches_for_a_flag_like_query_after_double_dash(site: Stage) -
     site.server.clear_hits()
     proc = run_cli(site, "search", "--json", "--", "--help")
     assert proc.returncode == 0, proc.stderr[-300:]
-    assert served_queries(site) == ["--help"]
+    # Asked once; the results page may come again when the top result fails to load and
+    # the tab goes back to it (as a person's Back button does).
+    assert set(served_queries(site)) == {"--help"}
     assert '"query": "--help"' in proc.stdout
 
 
@@ -213,7 +215,7 @@ def test_the_cli_handles_mixed_scripts_and_a_10000_character_query(site: Stage) 
     site.server.clear_hits()
     proc = run_cli(site, "search", "--json", query)
     assert proc.returncode == 0, proc.stderr[-300:]
-    assert served_queries(site) == [query]
+    assert set(served_queries(site)) == {query}  # and again on the way back (see above)
 
 
 # -- URLs -------------------------------------------------------------------------------------

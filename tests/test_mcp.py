@@ -251,7 +251,6 @@ def test_stdio_failing_providers_give_a_tool_error_with_each_failure_kind(
     assert data is not None and data["failure_kind"] == "cdp-unreachable"
     assert [(h["provider"], h["failure_kind"]) for h in data["chain"]] == [
         ("google", "cdp-unreachable"),
-        ("bing", "cdp-unreachable"),
         ("gemini", "gemini-auth"),
     ]
     assert secret not in text + json.dumps(data)

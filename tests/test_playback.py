@@ -137,6 +137,7 @@ def test_a_google_page_with_zero_results_falls_to_gemini(
         tool.close()
     assert [(hop.provider, hop.failure_kind) for hop in walk.chain] == [
         ("google", "no-results"),
+        ("bing", "navigation-failed"),  # the next engine (not served here) is asked too
         ("gemini", None),
     ]
     assert walk.result is not None and walk.result.provider.startswith("gemini")

@@ -381,10 +381,13 @@ async def _back_to_results(
     its navigation pending (`history=False`: the address still reads as the results page
     until that navigation commits, and going back would leave it)."""
     if history:
-        if _on_results(page, engine):
-            return True
-        with contextlib.suppress(PlaywrightError, TimeoutError):
-            await asyncio.wait_for(page.go_back(wait_until="commit"), 2.0)
+        for _ in range(2):  # once more when Chrome's error page came in over the way back
+            if _on_results(page, engine):
+                return True
+            with contextlib.suppress(PlaywrightError, TimeoutError):
+                await asyncio.wait_for(page.go_back(wait_until="commit"), 2.0)
+            if not _on_results(page, engine):
+                await _error_page_committed(page, within_ms=300)
         if _on_results(page, engine):
             return True
     log.info("search.back_by_address", engine=engine.name, was=page.url[:200], history=history)
