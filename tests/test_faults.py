@@ -10,6 +10,7 @@ that stands in for www.google.com / www.youtube.com; the session Chrome is never
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import signal
 import threading
@@ -272,7 +273,11 @@ def test_twenty_threads_are_all_answered_in_order_and_never_share_the_tab(
     assert all("Example result" in r.reply_text for r in results.values() if r is not None)
     assert driver.most == 1
     served = [p.split("q=caller+")[1][:2] for p in stage.server.seen if "q=caller+" in p]
-    assert served == [f"{n:02d}" for n in range(20)]  # first come, first served, each once
+    # First come, first served, each asked once: a caller's results page may come once more
+    # only on its own way back from a top result that failed to load, before the next caller.
+    assert list(dict.fromkeys(served)) == [f"{n:02d}" for n in range(20)]
+    assert all(a <= b for a, b in itertools.pairwise(served)), served
+    assert max(served.count(n) for n in set(served)) <= 2, served
 
 
 # -- Gemini failing, through the tool (broadcast off: Gemini is the only provider) --------------
