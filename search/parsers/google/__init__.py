@@ -17,6 +17,7 @@ from .._engine import Engine
 from .._models import SerpPage
 from ._answer import answer_box, knowledge_panel, people_also_ask
 from ._blocked import detect_interstitial
+from ._blocks import short_texts
 from ._carousels import top_stories, videos
 from ._families import families
 from ._organic import organic
@@ -38,8 +39,9 @@ def parse_serp(html: str, url: str | None = None) -> SerpPage:
     if doc is None:
         return SerpPage()
     # The blocks found by their headings first: they claim their links from the organic ones.
-    overview, state = parse_overview(doc, url, html)
-    found = families(doc, url)
+    texts = short_texts(doc)  # where the blocks' headings can be, found once
+    overview, state = parse_overview(doc, url, html, texts=texts)
+    found = families(doc, url, texts=texts)
     return SerpPage(
         results=organic(doc, url),
         ai_overview=overview,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from lxml.etree import _Element
 
@@ -62,13 +63,30 @@ class TextBlock:
     text: str
 
 
-def headings(doc: _Element, wanted: frozenset[str], *, longest: int = 60) -> list[_Element]:
+def short_texts(doc: _Element, longest: int = 60) -> list[Any]:
+    """The page's short text nodes (where a block's heading can be), found once and shared by
+    every block family that looks for its heading."""
+    return list(
+        doc.xpath(
+            "//text()[not(parent::script or parent::style)]"
+            f"[string-length(normalize-space(.)) <= {longest}]"
+        )
+    )
+
+
+def headings(
+    doc: _Element, wanted: frozenset[str], *, texts: list[Any] | None = None
+) -> list[_Element]:
     """Elements whose whole text is one of `wanted` (folded), outermost first, in page order.
 
-    Found from the text nodes (one pass over the page, never each element's whole text)."""
+    Found from the text nodes (one pass over the page, never each element's whole text); a
+    node whose first two letters start no wanted text is passed over before it is folded."""
+    starts = {text[:2] for text in wanted}
     found: list[_Element] = []
-    for node in doc.xpath(f"//text()[string-length(normalize-space(.)) <= {longest}]"):
-        if fold(node) not in wanted or not node.is_text:
+    for node in short_texts(doc) if texts is None else texts:
+        if node.strip()[:2].lower() not in starts or not node.is_text:
+            continue
+        if fold(node) not in wanted:
             continue
         el = node.getparent()
         if el is None or el.tag in _SKIPPED_TAGS:

@@ -6,6 +6,7 @@ are claimed, so they never join the organic results."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from lxml.etree import _Element
 
@@ -32,10 +33,12 @@ _FAMILIES = {
 _WANTED = {fold(text): family for family, texts in _FAMILIES.items() for text in texts}
 
 
-def families(doc: _Element, base: str | None) -> dict[str, list[SerpItem]]:
+def families(
+    doc: _Element, base: str | None, *, texts: list[Any] | None = None
+) -> dict[str, list[SerpItem]]:
     """Each family's entries, in page order; every such block is claimed."""
     found: dict[str, list[SerpItem]] = {"discussions": [], "short_videos": []}
-    for heading in headings(doc, frozenset(_WANTED)):
+    for heading in headings(doc, frozenset(_WANTED), texts=texts):
         family = _WANTED[fold(heading.text_content())]
         block = block_of(heading, _same_family(family))
         block.set(CLAIMED, family)

@@ -10,6 +10,7 @@ feedback, "Dive deeper in AI Mode") is left out; source cards are sources, not t
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import urldefrag
 
 from lxml.etree import _Element
@@ -36,13 +37,13 @@ _MAX_SOURCES = 12
 
 
 def parse_overview(
-    doc: _Element, base: str | None, html: str = ""
+    doc: _Element, base: str | None, html: str = "", *, texts: list[Any] | None = None
 ) -> tuple[AiOverview | None, str | None]:
     """The page's AI Overview and its state: ("ready" | "loading" | "unavailable" | "error"),
     or (None, None) when the page has no overview block at all. `html`: the page's source,
     whose deferred script parts (`_deferred`) fill the overview's empty elements."""
     blocks: list[_Element] = []
-    for heading in headings(doc, OVERVIEW_HEADINGS):
+    for heading in headings(doc, OVERVIEW_HEADINGS, texts=texts):
         block = block_of(heading, _is_heading)
         if not any(block is other for other in blocks):
             blocks.append(block)

@@ -184,6 +184,9 @@ def is_overview_ui(text: str) -> bool:
 def clean_snippet(text: str) -> str:
     """A snippet without the interface text Google puts in it: "Read more", rating chrome,
     "More results from ..."."""
-    text = READ_MORE.sub("", text)
-    text = MORE_RESULTS.sub("", text)
-    return RATING.sub("", text).strip()
+    head, tail = text[:-80], text[-80:]  # the interface text ends a snippet: look there only
+    tail = READ_MORE.sub("", tail)
+    if "esults from" in tail:
+        tail = MORE_RESULTS.sub("", tail)
+    text = head + tail
+    return RATING.sub("", text).strip() if text[:1] in "R평評" else text.strip()
