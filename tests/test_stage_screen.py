@@ -568,8 +568,9 @@ def test_a_dialog_left_open_after_the_process_exited_does_not_wedge_the_next_cal
     finally:
         second.close()
     assert after is not None and after.success
-    # the stuck tab costs its 1 s check, not a 5 s attach timeout (2x: a loaded machine)
-    assert took < 2 * usual + 1.0
+    # the stuck tab costs its 1 s check and a fresh tab, never a 5 s attach timeout (2x and
+    # a second of slack: a loaded machine; a fresh clone's make test took 1.78 s, usual 0.37)
+    assert took < 2 * usual + 2.0
     assert_clean(screen)
 
 
