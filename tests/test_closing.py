@@ -56,7 +56,7 @@ def ping_pong(http: LocalServer) -> str:
 
 
 @pytest.mark.slow
-def test_a_page_that_keeps_navigating_closes_within_a_second_with_the_driver_attached(
+def test_a_page_that_keeps_navigating_closes_long_before_its_timeout_with_the_driver_attached(
     headful: ChromeProcess, http: LocalServer, ping_pong: str, tmp_path: Any
 ) -> None:
     drv = SyncDriver(make_settings(headful, tmp_path))
@@ -80,7 +80,9 @@ def test_a_page_that_keeps_navigating_closes_within_a_second_with_the_driver_att
 
     try:
         before, took = drv.run("close", op, timeout=RUNS * 8)
-        assert max(took) < 1.0, [round(t, 2) for t in took]
+        # a lost close waits out its whole 5 s timeout; a stilled one takes a fraction of a
+        # second (0.02-0.4 s quiet; 1.1 s seen once in a fresh clone's make test at a load of 12)
+        assert max(took) < 2.5, [round(t, 2) for t in took]
         assert tabs() == before  # none of the closed tabs is left on the strip
     finally:
         drv.shutdown()

@@ -103,7 +103,8 @@ def test_an_overview_that_never_finishes_is_left_out_and_the_data_says_so(
     assert found.data["ai_overview"] is None and found.data["ai_overview_state"] == "loading"
     assert "still loading after 1.0 s" in found.data["ai_overview_note"]
     assert LABEL not in found.body and "still loading" in found.body
-    assert 0.9 <= found.data["ai_overview_waited_ms"] / 1000 < 2.5
+    # the 1.0 s setting, not the 3.0 s default (the note above names it); slack for a loaded machine
+    assert 0.9 <= found.data["ai_overview_waited_ms"] / 1000 < 2.9
     assert found.data["reads"], "with no overview, the top result is read as before"
     assert took < 10
 
