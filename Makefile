@@ -96,7 +96,7 @@ tools-claude: .tools/.claude-$(CLAUDE_CODE_VERSION)
 	else echo "warning: npm not found; consent banners will stay on the broadcast screen (@duckduckgo/autoconsent not installed)"; fi
 
 demo: setup
-	@$(SB) demo
+	@$(SB) demo $(ARGS)
 
 # The service the brain calls (README "From the brain"); Ctrl-C or SIGTERM drains and stops it.
 serve: setup

@@ -116,6 +116,9 @@ class _Cache:
                 self.entries.clear()
             self.entries[key] = (time.monotonic() + self.ttl_s, result)
 
+    def clear(self) -> None:
+        self.entries.clear()
+
 
 class BrowseTool:
     """The tool with its providers, driver and cache. Async core; `call` for threads."""

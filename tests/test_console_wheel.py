@@ -224,6 +224,11 @@ def test_a_person_solves_the_challenge_through_the_console_and_search_comes_back
     expect(other.locator("#held-by")).to_have_text("held by Mina (console 1) in the console")
     expect(other.locator("#take")).to_be_disabled()
 
+    status = json.loads(
+        _call(wheeled.url, "GET", "/v1/status", Authorization=f"Bearer {wheeled.token}")[1]
+    )
+    assert status["screen"]["held_by"] == "Mina (console 1)", status["screen"]
+
     # a call meanwhile never takes the screen: Gemini answers, the route says why
     held = wheeled.search("lighthouse keepers")
     assert held["result"]["provider"] == "gemini"

@@ -297,7 +297,7 @@ def _fake_tool(tmp_path: Path, **behaviours: str) -> BrowseTool:
     from search import Registry
 
     registry = Registry()
-    for name in ("google", "read", "youtube", "gemini"):
+    for name in ("google", "read", "youtube", "gemini", *behaviours.get("more", "").split()):
         registry.register(FakeProvider(name, behaviour=behaviours.get(name, "ok")))
     return BrowseTool(make_settings(None, tmp_path), registry=registry)
 
@@ -308,7 +308,9 @@ async def _call(server: Any, name: str, arguments: dict[str, Any]) -> types.Call
 
 
 def test_a_call_that_never_returns_becomes_a_deadline_tool_error() -> None:
-    async def hangs(query: str, *, action: str, url: str | None, ctx: ToolContext) -> Walk:
+    async def hangs(
+        query: str, *, action: str, url: str | None, ctx: ToolContext, **_: Any
+    ) -> Walk:
         await asyncio.sleep(3600)
         raise AssertionError("unreachable")
 
@@ -320,7 +322,9 @@ def test_a_call_that_never_returns_becomes_a_deadline_tool_error() -> None:
 
 
 def test_a_crash_becomes_an_internal_error_tool_result_not_a_protocol_error() -> None:
-    async def crashes(query: str, *, action: str, url: str | None, ctx: ToolContext) -> Walk:
+    async def crashes(
+        query: str, *, action: str, url: str | None, ctx: ToolContext, **_: Any
+    ) -> Walk:
         raise RuntimeError("boom")
 
     result = asyncio.run(_call(build_server(crashes, timeout_s=5), "status", {}))
@@ -330,10 +334,12 @@ def test_a_crash_becomes_an_internal_error_tool_result_not_a_protocol_error() ->
 
 
 def test_each_tool_passes_its_action_and_arguments_to_the_one_entry() -> None:
-    seen: list[tuple[str, str, str | None, bool | None]] = []
+    seen: list[tuple[str, str, str | None, bool | None, str | None]] = []
 
-    async def records(query: str, *, action: str, url: str | None, ctx: ToolContext) -> Walk:
-        seen.append((query, action, url, ctx.broadcasting))
+    async def records(
+        query: str, *, action: str, url: str | None, ctx: ToolContext, engine: str | None = None
+    ) -> Walk:
+        seen.append((query, action, url, ctx.broadcasting, engine))
         return Walk(None, [Hop(provider="fake", ok=False, elapsed_ms=1, failure_kind="no-video")])
 
     server = build_server(records, timeout_s=5)
@@ -344,24 +350,28 @@ def test_each_tool_passes_its_action_and_arguments_to_the_one_entry() -> None:
                 "browse", {"query": "q", "action": "read", "url": "https://a.example/"}
             )
             await session.call_tool("browse", {"query": "q2", "broadcasting": False})
+            await session.call_tool("browse", {"query": "q3", "engine": "bing"})
             await session.call_tool("play", {"query": "lofi"})
             for name in ("pause", "resume", "stop", "status"):
                 await session.call_tool(name, {})
 
     asyncio.run(scenario())
     assert seen == [
-        ("q", "read", "https://a.example/", None),
-        ("q2", "auto", None, False),
-        ("lofi", "play", None, None),
-        ("", "pause", None, None),
-        ("", "resume", None, None),
-        ("", "stop", None, None),
-        ("", "status", None, None),
+        ("q", "read", "https://a.example/", None, None),
+        ("q2", "auto", None, False, None),
+        ("q3", "auto", None, None, "bing"),
+        ("lofi", "play", None, None, None),
+        ("", "pause", None, None, None),
+        ("", "resume", None, None, None),
+        ("", "stop", None, None, None),
+        ("", "status", None, None, None),
     ]
 
 
 def test_a_bad_argument_is_a_tool_error_naming_it() -> None:
-    async def never(query: str, *, action: str, url: str | None, ctx: ToolContext) -> Walk:
+    async def never(
+        query: str, *, action: str, url: str | None, ctx: ToolContext, **_: Any
+    ) -> Walk:
         raise AssertionError("must not be called")
 
     result = asyncio.run(
@@ -371,6 +381,10 @@ def test_a_bad_argument_is_a_tool_error_naming_it() -> None:
     assert "argument `action`: 'play' is not one of" in _text(result)
     assert result.structuredContent is not None
     assert result.structuredContent["failure_kind"] == "bad-arguments"
+    engine = asyncio.run(
+        _call(build_server(never, timeout_s=5), "browse", {"query": "q", "engine": "yahoo"})
+    )
+    assert "argument `engine`: 'yahoo' is not one of ['google', 'bing']" in _text(engine)
     unknown = asyncio.run(_call(build_server(never, timeout_s=5), "dance", {}))
     assert unknown.isError and "call one of: browse, play" in _text(unknown)
 
@@ -387,6 +401,13 @@ def test_in_process_tool_answers_in_the_envelope_with_structured_data(tmp_path: 
         ("google", "captcha"),
         ("gemini", None),
     ]
+    # an agent names the engine: that one alone searches on screen
+    tool = _fake_tool(tmp_path, google="fail:captcha", more="bing")
+    server = build_server(tool.arun, timeout_s=_mcp.call_timeout_s(tool.settings))
+    bing = asyncio.run(
+        _call(server, "browse", {"query": "sky colour", "broadcasting": True, "engine": "bing"})
+    )
+    assert bing.structuredContent is not None and bing.structuredContent["provider"] == "bing"
 
 
 def test_every_declared_action_is_reachable_through_one_tool() -> None:

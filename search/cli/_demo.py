@@ -31,7 +31,10 @@ from browser_core import (
 )
 from browser_core.recording import recordings_dir
 from search import client
+from search.cli._demo_challenge import Challenge
 from search.cli._dev import ensure_chrome
+
+CHALLENGE_WAIT_S = 600.0  # how long `--challenge` waits for a person to solve it
 
 
 def register(sub: Any) -> None:
@@ -40,6 +43,12 @@ def register(sub: Any) -> None:
         help="run a search and a page read on a local broadcast Chrome, offline, from recordings",
     )
     demo.add_argument("--headless", action="store_true", help="start Chrome without a window")
+    demo.add_argument(
+        "--challenge",
+        action="store_true",
+        help="then meet a local stand-in of Google's 'unusual traffic' page: solve it from the "
+        "console (take the screen, tick the box, give back) and the search runs on screen again",
+    )
     demo.set_defaults(func=cmd_demo)
 
 
@@ -101,8 +110,11 @@ def _replay_all(folders: list[Path]) -> Any:
 
 
 @contextlib.contextmanager
-def _service(settings: Settings, folders: list[Path]) -> Iterator[Any]:
-    """`stream-browser serve` on a free loopback port in this process, for the demo."""
+def _service(
+    settings: Settings, folders: list[Path], challenge: Challenge
+) -> Iterator[tuple[Any, Any]]:
+    """`stream-browser serve` on a free loopback port in this process, for the demo; with
+    the tool it serves."""
     from browser_core import Driver
     from search._tool import BrowseTool
     from search.recordings._runner import load_case
@@ -118,13 +130,14 @@ def _service(settings: Settings, folders: list[Path]) -> Iterator[Any]:
             "service_token": SecretStr(secrets.token_urlsafe(24)),
         }
     )
-    driver = Driver(settings, page_hooks=(_replay_all(folders),))
-    prepared = prepare(settings, BrowseTool(settings, driver=driver))
+    driver = Driver(settings, page_hooks=(_replay_all(folders), challenge.hook()))
+    tool = BrowseTool(settings, driver=driver)
+    prepared = prepare(settings, tool)
     prepared.listen()  # the console hears the egress refusals too
     thread = threading.Thread(target=prepared.run, name="demo-service", daemon=True)
     thread.start()
     try:
-        yield prepared
+        yield prepared, tool
     finally:
         prepared.stop()
         thread.join(30)
@@ -153,9 +166,46 @@ def _run_case(service: Any, action: str, folder: Path) -> bool:
     return True
 
 
+def _challenge(service: Any, tool: Any, folder: Path, challenge: Challenge) -> bool:
+    """The search again, on Google's challenge (the local stand-in): the console's alert, a
+    person solving it from the console, and the search answered on screen once more."""
+    arg = _arg_of(folder)
+    challenge.arm()
+    tool.cache.clear()  # the same search, asked of Google again (not the tool's cache)
+    _say(
+        f"search {arg!r} again, now on a local stand-in of Google's 'unusual traffic' page "
+        "(served inside Chrome, like the recordings)"
+    )
+    answer = client.browse(
+        arg, action="search", broadcasting=True, service_url=service.url, token=service.token
+    )
+    chain = answer.get("chain", []) if answer else []
+    route = ", ".join(f"{h['provider']}: {h['failure_kind'] or 'ok'}" for h in chain)
+    _say(f"the walk: {route or 'no answer'} (offline, nothing else answers here)")
+    for alert in tool.alerts.active():  # what the console and /v1/status show
+        _say(f"the console's alert: {alert['provider']}: {alert['kind']} ({alert['detail']})")
+    _say(
+        "in the console: press Take the screen, tick the box on the picture, press Give back "
+        f"(waiting up to {CHALLENGE_WAIT_S / 60:.0f} minutes)"
+    )
+    give_up = time.monotonic() + CHALLENGE_WAIT_S
+    while time.monotonic() < give_up:
+        if challenge.solved.is_set() and tool.driver.hold.current() is None:
+            break
+        time.sleep(0.5)
+    else:
+        _say("the challenge was not solved in time; the demo goes on without it")
+        return False
+    # Google lets a profile that solved its challenge search again: so does the walk (the
+    # console's Give back and Dismiss end the rest too; the box may have been ticked elsewhere).
+    tool.end_rests()
+    tool.cache.clear()
+    _say("solved: the profile holds the challenge's cookie and the screen is given back")
+    return _run_case(service, "search", folder)
+
+
 def _console(settings: Settings, service: Any) -> None:
-    """The console's address, and where its token is (a file, never printed); on a
-    terminal the demo's service stays up until Enter, so the console can be opened."""
+    """The console's address, and where its token is (a file, never printed)."""
     path = Path(settings.state_dir).expanduser() / "demo-console-token"
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     path.unlink(missing_ok=True)
@@ -166,6 +216,10 @@ def _console(settings: Settings, service: Any) -> None:
         f"the console: open {service.url}/console in your browser and sign in with the "
         f"token in {path} (`cat {path}`); docs/console.md says what each part shows"
     )
+
+
+def _stay_up() -> None:
+    """On a terminal the demo's service stays up until Enter, so the console can be opened."""
     if sys.stdin.isatty():
         with contextlib.suppress(EOFError, KeyboardInterrupt):
             input("==> press Enter to stop the demo's service (and its console) ")
@@ -202,7 +256,8 @@ def cmd_demo(args: argparse.Namespace, app: Any) -> int:
         )
     folders = [found[0] for found in cases.values() if found]
     ok = not missing
-    with _service(settings, folders) as service:
+    challenge = Challenge()
+    with _service(settings, folders, challenge) as (service, tool):
         _say(f"service started at {service.url} (`stream-browser serve`, bearer token)")
         for action, found in cases.items():
             if found:
@@ -215,4 +270,7 @@ def cmd_demo(args: argparse.Namespace, app: Any) -> int:
             "`stream-browser chrome --stop`"
         )
         _console(settings, service)
+        if args.challenge and cases["search"]:
+            ok = _challenge(service, tool, cases["search"][0], challenge) and ok
+        _stay_up()
     return 0 if ok else 1

@@ -70,12 +70,21 @@ def forward_to(service: Any, timeout_s: float) -> BrowseCall:
     of the screen, with its queue) through the standard-library client `search.client`."""
     from search import client
 
-    async def call(query: str, *, action: str, url: str | None, ctx: ToolContext) -> Walk:
+    async def call(
+        query: str,
+        *,
+        action: str,
+        url: str | None,
+        ctx: ToolContext,
+        engine: str | None = None,
+    ) -> Walk:
         body: dict[str, Any] = {"query": query, "action": action}
         if ctx.broadcasting is not None:
             body["broadcasting"] = ctx.broadcasting
         if url:
             body["url"] = url
+        if engine:
+            body["engine"] = engine
         answer = await asyncio.to_thread(
             client.request, "POST", "/v1/browse", body, service=service, timeout=timeout_s
         )

@@ -28,16 +28,20 @@ from ._tools import (
 log = structlog.get_logger(__name__)
 
 
-def _request(tool: McpTool, arguments: dict[str, Any]) -> tuple[str, str, str | None, ToolContext]:
-    """(query, action, url, ctx) for one call; the schema has already checked the types."""
+def _request(
+    tool: McpTool, arguments: dict[str, Any]
+) -> tuple[str, str, str | None, ToolContext, str | None]:
+    """(query, action, url, ctx, engine) for one call; the schema has already checked the
+    types."""
     if tool.action is None:
         return (
             str(arguments.get("query", "")),
             str(arguments.get("action") or "auto"),
             arguments.get("url") or None,
             ToolContext(broadcasting=arguments.get("broadcasting")),
+            arguments.get("engine") or None,
         )
-    return str(arguments.get("query", "")), tool.action, None, ToolContext()
+    return str(arguments.get("query", "")), tool.action, None, ToolContext(), None
 
 
 def _bad_arguments(tool: McpTool, arguments: dict[str, Any]) -> str | None:
@@ -69,9 +73,11 @@ async def run_tool(
             f"call `{name}` again with arguments that match its input schema",
             message=problem,
         )
-    query, action, url, ctx = _request(tool, arguments)
+    query, action, url, ctx, engine = _request(tool, arguments)
     try:
-        walk = await asyncio.wait_for(call(query, action=action, url=url, ctx=ctx), timeout_s)
+        walk = await asyncio.wait_for(
+            call(query, action=action, url=url, ctx=ctx, engine=engine), timeout_s
+        )
     except TimeoutError:
         log.warning("mcp.call_timeout", tool=name, timeout_s=timeout_s)
         return error_result(

@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field, TypeAdapter
 from browser_core import FailureKind, Hop, Settings, ToolExecutionResult
 
 from .._routing import Walk
-from .._types import ACTION_SPECS, ActionSpec, ToolContext
+from .._types import ACTION_SPECS, ENGINE_NAMES, ActionSpec, ToolContext
 
 SERVER_NAME = "stream-browser"
 # Seconds a call may run past the tool's own bound (deadline and Gemini's floor) before the
@@ -30,7 +30,13 @@ class BrowseCall(Protocol):
     """The one entry every face calls: `BrowseTool.arun`, or the service forwarding to it."""
 
     def __call__(
-        self, query: str, *, action: str, url: str | None, ctx: ToolContext
+        self,
+        query: str,
+        *,
+        action: str,
+        url: str | None,
+        ctx: ToolContext,
+        engine: str | None = None,
     ) -> Awaitable[Walk]: ...
 
 
@@ -79,8 +85,10 @@ BROWSE = McpTool(
     name="browse",
     title="Search the web or read a page on the live stream",
     description=(
-        "Look something current up on the web (Google) or open a web page and read its "
-        "text." + _LIVE + " When the broadcast is off (or `broadcasting` is false) Gemini "
+        "Look something current up on the web (Google, or the engine named) or open a web "
+        "page and read its text."
+        + _LIVE
+        + " When the broadcast is off (or `broadcasting` is false) Gemini "
         "grounded search answers instead and nothing changes on screen." + _UNTRUSTED
     ),
     action=None,
@@ -104,6 +112,12 @@ BROWSE = McpTool(
                 "type": "string",
                 "description": "The page to read (http or https). Internal and private "
                 "addresses are refused.",
+            },
+            "engine": {
+                "type": "string",
+                "enum": list(ENGINE_NAMES),
+                "description": "Search this engine alone on screen (a search only). Leave it "
+                "out: the server's engines in order (SB_SEARCH_ENGINES), Gemini after them.",
             },
             "broadcasting": {
                 "type": "boolean",

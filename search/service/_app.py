@@ -206,10 +206,23 @@ def _mount_mcp(app: FastAPI, service: Service) -> None:
     caller that hung up while it waited in line is skipped, as on `/v1/browse`."""
     from search.mcp import caller_gone, mcp_http_app
 
-    async def call(query: str, *, action: str, url: str | None, ctx: ToolContext) -> Walk:
+    async def call(
+        query: str,
+        *,
+        action: str,
+        url: str | None,
+        ctx: ToolContext,
+        engine: str | None = None,
+    ) -> Walk:
         try:
             return await service.call(
-                query, action=action, url=url, ctx=ctx, gone=caller_gone(), face="mcp"
+                query,
+                action=action,
+                url=url,
+                ctx=ctx,
+                engine=engine,
+                gone=caller_gone(),
+                face="mcp",
             )
         except ServiceError as exc:
             service.metrics.reject(action, exc.kind)

@@ -226,11 +226,17 @@ class Service:
             return _failed(FailureKind.INTERNAL_ERROR, 0)
 
     async def walk_or_refusal(
-        self, query: str, *, action: str, url: str | None, ctx: ToolContext
+        self,
+        query: str,
+        *,
+        action: str,
+        url: str | None,
+        ctx: ToolContext,
+        engine: str | None = None,
     ) -> Walk:
         """`call` for faces that speak in walks (MCP): a refusal becomes a failed hop."""
         try:
-            return await self.call(query, action=action, url=url, ctx=ctx)
+            return await self.call(query, action=action, url=url, ctx=ctx, engine=engine)
         except ServiceError as exc:
             self.metrics.reject(action, exc.kind)
             hop = Hop(provider="service", ok=False, elapsed_ms=0, failure_kind=exc.kind)
@@ -273,11 +279,22 @@ class Service:
                 "waiting": queue.waiting,
                 "max_waiting": queue.max_waiting,
             },
-            "screen": {"owned_tab_url": getattr(self.tool.driver, "owned_url", None)},
+            "screen": self.screen(),
             "alerts": self.alerts(),
             "chrome": self.chrome(),
             "engines": self.engines(),
             "stream_browser": self.settings.stream_browser,
+        }
+
+    def screen(self) -> dict[str, Any]:
+        """The owned tab's address, and who holds the screen from the console (a name, or
+        None: the calls drive it)."""
+        driver = self.tool.driver
+        hold = getattr(driver, "hold", None)
+        holder = hold.current() if hold is not None else None
+        return {
+            "owned_tab_url": getattr(driver, "owned_url", None),
+            "held_by": holder.name if holder is not None else None,
         }
 
     def alerts(self) -> list[dict[str, Any]]:
