@@ -72,6 +72,7 @@ class _Catcher:
         self.frame_id = frame_id
         self.arming: Arming | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self.disabling: asyncio.Task[None] | None = None
         session.on("Fetch.requestPaused", self._on_paused)
 
     def _on_paused(self, event: dict[str, Any]) -> None:
@@ -174,6 +175,9 @@ async def armed(page: Page) -> AsyncIterator[Arming]:
     """For the navigation started inside: its main document's body (or None: not HTML, too
     large, undecodable, too slow, or the page went away first)."""
     catcher = await _catcher(page)
+    if catcher.disabling is not None:  # the last navigation's, never after this one's enable
+        with contextlib.suppress(PlaywrightError):
+            await catcher.disabling
     arming = Arming(asyncio.get_running_loop().create_future())
     catcher.arming = arming
     await catcher.session.send("Fetch.enable", {"patterns": _PATTERNS})
@@ -183,5 +187,12 @@ async def armed(page: Page) -> AsyncIterator[Arming]:
         catcher.arming = None
         if not arming.body.done():
             arming.body.set_result(None)
-        with contextlib.suppress(PlaywrightError):  # disabling lets anything paused go on
-            await catcher.session.send("Fetch.disable")
+        # Disabling lets anything paused go on. It is not waited for: measured 9 ms at the
+        # results page's commit, on every search's answer; a document paused meanwhile (a
+        # frame) is not ours and goes on at once.
+        catcher.disabling = in_background(catcher._tasks, _disable(catcher.session))
+
+
+async def _disable(session: CDPSession) -> None:
+    with contextlib.suppress(PlaywrightError):
+        await session.send("Fetch.disable")
