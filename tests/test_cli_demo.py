@@ -92,7 +92,10 @@ def test_the_demo_answers_offline_and_again_after_googles_challenge_is_solved(
     finally:
         watchdog.cancel()
         demo.kill()
+        demo.wait(30)
         errors.close()
+        if demo.stdout is not None:
+            demo.stdout.close()
         run("chrome", "--stop", "--port", str(port), timeout=60)
     out, stderr = "".join(lines), (tmp_path / "stderr").read_text()
     assert demo.returncode == 0, out[-3000:] + stderr[-2000:]

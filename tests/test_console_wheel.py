@@ -282,6 +282,15 @@ def test_a_person_solves_the_challenge_through_the_console_and_search_comes_back
         shutil.copyfile(picture, target)
 
 
+@pytest.fixture(autouse=True)
+def _screen_given_back(wheeled: Wheeled) -> Iterator[None]:
+    """A test that failed holding the screen does not fail the next ones with it."""
+    yield
+    holder = wheeled.tool.driver.hold.current()
+    if holder is not None:
+        wheeled.tool.driver.hold.give_back(holder.owner, "the test ended")
+
+
 def _until(check: Any, timeout: float = 10.0) -> None:
     event = threading.Event()
     for _ in range(int(timeout / 0.1)):

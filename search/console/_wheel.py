@@ -37,6 +37,8 @@ log = structlog.get_logger("search.console")
 
 SCREENCAST = {"format": "jpeg", "quality": 60, "maxWidth": 1280, "maxHeight": 800}
 FRAME_WAIT_S = 1.0  # a stream checks the hold at least this often
+FIRST_FRAME_S = 0.5  # no frame cast by then: the stream starts from a screenshot
+SNAPSHOT = {"format": "jpeg", "quality": 60}
 TEXT_MAX = 256
 WHEEL_MAX = 2000.0
 # The keys a person may press besides text, with Windows virtual key codes (what Chrome
@@ -115,6 +117,10 @@ class Wheel:
         size = await page.evaluate("[innerWidth, innerHeight]")
         self._control = _Control(page, session, float(size[0]), float(size[1]))
         session.on("Page.screencastFrame", self._on_frame)
+        # The console's stream may have begun already: its page sees the hold (taken above)
+        # in its state poll before this take's answer, and its `_cast` found no session yet.
+        if self._watchers:
+            await self._cast(True)
 
     def give_back(self, owner: str, name: str) -> bool:
         return self.hold.give_back(owner, f"given back in the console by {name}")
@@ -130,6 +136,7 @@ class Wheel:
         control, self._control = self._control, None
         if control is None:
             return
+        self._frame = None  # the next hold's picture never starts from this one
         try:
             if control.casting:
                 await control.session.send("Page.stopScreencast")
@@ -147,7 +154,13 @@ class Wheel:
         seen = -1
         try:
             await self._on_tool(self._cast(True), 5)
+            began, first = self._seq, asyncio.get_running_loop().time() + FIRST_FRAME_S
             while self.hold.holds(owner) and not self.service.draining:
+                if self._seq == began and asyncio.get_running_loop().time() > first:
+                    # Chrome casts a frame when the page paints: a still page may not, so the
+                    # picture starts from a screenshot of it.
+                    first = float("inf")
+                    await self._on_tool(self._snapshot(), 5)
                 if self._seq != seen and self._frame is not None:
                     seen = self._seq
                     yield self._frame
@@ -167,6 +180,15 @@ class Wheel:
         control.casting = on
         method = "Page.startScreencast" if on else "Page.stopScreencast"
         await control.session.send(method, SCREENCAST if on else None)
+
+    async def _snapshot(self) -> None:
+        control = self._control
+        if control is None or self._loop is None:
+            return
+        with contextlib.suppress(Exception):  # the page went away: the stream ends by itself
+            shot = await control.session.send("Page.captureScreenshot", SNAPSHOT)
+            head = {"w": control.width, "h": control.height, "url": control.page.url[:2000]}
+            self._loop.call_soon_threadsafe(self._put, head, shot["data"])
 
     def _on_frame(self, params: dict[str, Any]) -> None:
         """Tool loop: acknowledge (Chrome sends the next one only then) and hand it over."""
