@@ -19,8 +19,6 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse, PlainTextResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from browser_core import Hop
-
 from .._routing import Walk
 from .._types import ToolContext
 from .._version import version
@@ -214,20 +212,9 @@ def _mount_mcp(app: FastAPI, service: Service) -> None:
         ctx: ToolContext,
         engine: str | None = None,
     ) -> Walk:
-        try:
-            return await service.call(
-                query,
-                action=action,
-                url=url,
-                ctx=ctx,
-                engine=engine,
-                gone=caller_gone(),
-                face="mcp",
-            )
-        except ServiceError as exc:
-            service.metrics.reject(action, exc.kind)
-            hop = Hop(provider="service", ok=False, elapsed_ms=0, failure_kind=exc.kind)
-            return Walk(None, [hop.model_copy(update={"detail": str(exc)})])
+        return await service.walk_or_refusal(
+            query, action=action, url=url, ctx=ctx, engine=engine, gone=caller_gone()
+        )
 
     mcp = mcp_http_app(call, settings=service.settings)
     service.lifespan_hooks.append(mcp.running)

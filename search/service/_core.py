@@ -233,10 +233,14 @@ class Service:
         url: str | None,
         ctx: ToolContext,
         engine: str | None = None,
+        gone: Callable[[], Awaitable[bool]] | None = None,
+        face: str = "mcp",
     ) -> Walk:
         """`call` for faces that speak in walks (MCP): a refusal becomes a failed hop."""
         try:
-            return await self.call(query, action=action, url=url, ctx=ctx, engine=engine)
+            return await self.call(
+                query, action=action, url=url, ctx=ctx, engine=engine, gone=gone, face=face
+            )
         except ServiceError as exc:
             self.metrics.reject(action, exc.kind)
             hop = Hop(provider="service", ok=False, elapsed_ms=0, failure_kind=exc.kind)
