@@ -116,9 +116,6 @@ class _Cache:
                 self.entries.clear()
             self.entries[key] = (time.monotonic() + self.ttl_s, result)
 
-    def clear(self) -> None:
-        self.entries.clear()
-
 
 class BrowseTool:
     """The tool with its providers, driver and cache. Async core; `call` for threads."""
@@ -203,7 +200,10 @@ class BrowseTool:
             str(request.read_top),
             request.engine or "",
         )
-        cacheable = request.action in ("search", "read")
+        # A live call is watched: it shows its answer every time (an answer from the cache
+        # would leave the tab on whatever it showed, and the assistant would speak of a page
+        # the audience does not see). Gemini's answers, off screen, are reused.
+        cacheable = mode != "live" and request.action in ("search", "read")
         cached = self.cache.get(key) if cacheable else None
         if cached is not None:
             log.info("tool.cache_hit")

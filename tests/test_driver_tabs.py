@@ -5,8 +5,8 @@ The paths: a tab left with a JS dialog by a process that has exited (in-process 
 a restarted service), Chrome slow to say which blank tab it opened while the driver replaced
 a stuck one, a renderer crash, Chrome killed and started again by something that left no
 record of its start tab, and the owned tab moved by hand (raw CDP, or a person's Playwright
-tool sending it to a page that asks before it is left). Ours is the tab the driver's state
-file names.
+tool sending it to a page that asks before it is left, then the same page read again through
+the service with the product's cache). Ours is the tab the driver's state file names.
 """
 
 from __future__ import annotations
@@ -429,7 +429,7 @@ def test_the_owned_tab_a_persons_tool_sends_to_a_page_asking_to_stay_stays_the_r
                 drv.call(drv.driver.stage_done(), 5)
                 assert assert_only_ours(own) == ours, n  # the same tab, the one the state names
                 (tab,) = own.pages()
-                assert tab["url"] == url, (n, tab["url"])
+                assert tab["url"] == url, (n, tab["url"])  # what the brain hears, on screen
         asked = [e for e in logs if e.get("dialog_type") == "beforeunload"]
         assert len(asked) >= 8, "Chrome did not ask before leaving the clicked pages"
     finally:
@@ -477,3 +477,39 @@ def test_a_read_whose_tab_a_person_sends_to_a_page_that_keeps_moving_opens_its_p
         assert tab["url"] == url, tab["url"]
     finally:
         drv.shutdown(close_tab=False)
+
+
+@pytest.mark.slow
+def test_repeated_reads_through_the_service_after_a_persons_move_show_the_read_page(
+    own: OwnChrome, http: LocalServer
+) -> None:
+    """Through the service with the product's cache (`SB_CACHE_TTL_S` unset: 60 s), the brain
+    reads the same page again after a person's tool sent the owned tab to a page asking to
+    stay: the read shows its page again (the audience sees what the brain hears), and after
+    every read one tab, ours, the one the state folder names; the service restarts halfway."""
+    stay = http.route("/svc-stay", Reply(ASK_TO_STAY))
+    url = http.route("/svc-read", Reply(ARTICLE.format(text="The page read again.", extra="")))
+    person = PersonsTool(own.endpoint)
+    service = start_service(own.procs[-1], own.state, SB_CACHE_TTL_S="60")
+    try:
+        for n in range(1, 9):
+            if n == 5:
+                assert service.stop() == 0
+                service = start_service(own.procs[-1], own.state, SB_CACHE_TTL_S="60")
+            if n > 1:
+                person.move(own.owned() or "", f"{stay}?n={n}", click=n % 2 == 0)
+            answer = client.browse(
+                action="read",
+                url=url,
+                broadcasting=True,
+                service_url=service.url,
+                token=service.token,
+            )
+            assert answer is not None and answer["result"]["success"], (n, answer)
+            assert "The page read again." in answer["result"]["reply_text"], n
+            assert_only_ours(own)
+            (tab,) = own.pages()
+            assert tab["url"] == url, (n, tab["url"])  # what the brain hears, on screen
+    finally:
+        person.close()
+        service.stop()

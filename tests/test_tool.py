@@ -101,16 +101,28 @@ def test_a_gemini_that_runs_out_of_time_is_a_gemini_timeout_whichever_timer_fire
     assert tool.last_walk is walk
 
 
-def test_the_cache_serves_an_identical_query_in_the_same_mode(tmp_path: Path) -> None:
+def test_the_cache_serves_an_identical_query_off_screen_in_the_same_mode(tmp_path: Path) -> None:
     tool, registry = make_tool(tmp_path, _cache_ttl_s="60")
-    first = tool.call("Same  Question", ctx=LIVE)
-    second = tool.call("same question", ctx=LIVE)
-    off = tool.call("same question", ctx=ToolContext(broadcasting=False))
+    off = ToolContext(broadcasting=False)
+    first = tool.call("Same  Question", ctx=off)
+    second = tool.call("same question", ctx=off)
+    live = tool.call("same question", ctx=LIVE)
     tool.close()
-    assert first is not None and second is not None and off is not None
-    assert len(registry.providers["google"].calls) == 1  # type: ignore[attr-defined]
+    assert first is not None and second is not None and live is not None
+    assert len(registry.providers["gemini"].calls) == 1  # type: ignore[attr-defined]
     assert second.reply_text == first.reply_text
-    assert off.provider == "gemini"  # another mode is another entry
+    assert live.provider == "google"  # another mode is another entry
+
+
+def test_a_live_call_is_never_answered_from_the_cache(tmp_path: Path) -> None:
+    """The audience watches a live call: the same question asked again is searched again on
+    screen (an answer from the cache would leave the tab on whatever it showed)."""
+    tool, registry = make_tool(tmp_path, _cache_ttl_s="60")
+    first = tool.call("same question", ctx=LIVE)
+    second = tool.call("same question", ctx=LIVE)
+    tool.close()
+    assert first is not None and second is not None
+    assert len(registry.providers["google"].calls) == 2  # type: ignore[attr-defined]
 
 
 def test_the_cache_is_off_when_its_ttl_is_zero(tmp_path: Path) -> None:

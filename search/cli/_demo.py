@@ -171,7 +171,6 @@ def _challenge(service: Any, tool: Any, folder: Path, challenge: Challenge) -> b
     person solving it from the console, and the search answered on screen once more."""
     arg = _arg_of(folder)
     challenge.arm()
-    tool.cache.clear()  # the same search, asked of Google again (not the tool's cache)
     _say(
         f"search {arg!r} again, now on a local stand-in of Google's 'unusual traffic' page "
         "(served inside Chrome, like the recordings)"
@@ -199,7 +198,6 @@ def _challenge(service: Any, tool: Any, folder: Path, challenge: Challenge) -> b
     # Google lets a profile that solved its challenge search again: so does the walk (the
     # console's Give back and Dismiss end the rest too; the box may have been ticked elsewhere).
     tool.end_rests()
-    tool.cache.clear()
     _say("solved: the profile holds the challenge's cookie and the screen is given back")
     return _run_case(service, "search", folder)
 
