@@ -25,6 +25,7 @@ from browser_core import (
 )
 from browser_core._logging import use_library_default
 from browser_core.chrome import free_port
+from tests._lanes import make_lane_scheduler
 from tests._server import LocalServer
 
 ENV_PREFIXES = ("STREAM_BROWSER", "CDP_", "GEMINI_", "GOOGLE_", "SB_")
@@ -34,12 +35,18 @@ def _uses_playwright(item: pytest.Item) -> bool:
     return "browser_name" in getattr(item, "fixturenames", ())
 
 
-# The serial tests in two lanes, one per worker (`make test`: `-n 2 --dist loadgroup`): what
-# the screen shows (a picture and the stage's time-bounded work), and what holds a deadline or
-# counts memory and objects. Each lane runs its tests one at a time, beside the other.
+# The serial tests in two lanes, one per worker (`make test`: `-n 2 --dist loadgroup -m serial`;
+# tests/_lanes.py): what the screen shows (a picture and the stage's time-bounded work), and
+# what holds a deadline or counts memory and objects. Each lane runs its tests one at a time,
+# beside the other.
 SCREEN_FILES = frozenset(
     {"tests/test_stage_screen.py", "tests/test_stage_covers.py", "tests/test_stage_focus.py"}
 )
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    return make_lane_scheduler(config, log, SCREEN_FILES)
 
 
 def pytest_itemcollected(item: pytest.Item) -> None:
@@ -49,9 +56,6 @@ def pytest_itemcollected(item: pytest.Item) -> None:
     process of their own (`-m sync_playwright`)."""
     if _uses_playwright(item):
         item.add_marker(pytest.mark.sync_playwright)
-    if item.get_closest_marker("serial"):
-        lane = "screen" if _file(item) in SCREEN_FILES else "timed"
-        item.add_marker(pytest.mark.xdist_group(lane))
 
 
 def _file(item: pytest.Item) -> str:
