@@ -151,6 +151,31 @@ def _free_display() -> str:
     raise RuntimeError("no free X display number between :93 and :159")
 
 
+def _start_xvfb(tmp: Path) -> tuple[str, subprocess.Popen[bytes]]:
+    """An Xvfb of this module's own, on a display number nobody holds: one that another
+    process took first (between the look and the start) makes this Xvfb exit at once, and
+    the next number is tried. Ours is up when its own framebuffer file exists."""
+    for attempt in range(5):
+        display = _free_display()
+        frames = tmp / f"xvfb-{attempt}"
+        frames.mkdir(parents=True, exist_ok=True)
+        size = f"{SIZE[0]}x{SIZE[1]}x24"
+        xvfb = subprocess.Popen(
+            ["Xvfb", display, "-screen", "0", size, "-nolisten", "tcp", "-fbdir", str(frames)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        socket = Path(f"/tmp/.X11-unix/X{display[1:]}")
+        until = time.monotonic() + 10
+        while xvfb.poll() is None and time.monotonic() < until:
+            if (frames / "Xvfb_screen0").exists() and socket.exists():
+                return display, xvfb
+            time.sleep(0.05)
+        xvfb.kill()
+        xvfb.wait(5)
+    raise RuntimeError("Xvfb did not start on a free display number")
+
+
 @contextlib.contextmanager
 def _display_env(display: str) -> Iterator[None]:
     old = os.environ.get("DISPLAY")
@@ -313,20 +338,11 @@ def _open_screen(tmp: Path, *, bare: bool = False) -> Iterator[Screen]:
     for tool in ("Xvfb", "import", "compare"):
         if shutil.which(tool) is None:
             pytest.fail(f"{tool} is not installed: run `make setup` (xvfb, imagemagick)")
-    display = _free_display()
-    xvfb = subprocess.Popen(
-        ["Xvfb", display, "-screen", "0", f"{SIZE[0]}x{SIZE[1]}x24", "-nolisten", "tcp"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    display, xvfb = _start_xvfb(tmp)
     server = LocalServer()
     view = Screen(display, xvfb, server, tmp, bare=bare)
     _serve_hazards(view)
     try:
-        for _ in range(50):
-            if Path(f"/tmp/.X11-unix/X{display[1:]}").exists():
-                break
-            time.sleep(0.05)
         view.start_chrome()
         yield view
     finally:
