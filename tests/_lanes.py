@@ -15,16 +15,16 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from xdist.scheduler import LoadScopeScheduling
-
 
 def lane_of(nodeid: str, screen_files: Collection[str]) -> str:
     """A serial test's lane: `screen` for the screen files' tests, `timed` for the rest."""
     return "screen" if nodeid.split("::", 1)[0] in screen_files else "timed"
 
 
-def lane_scheduler(screen_files: Collection[str]) -> type[LoadScopeScheduling]:
-    """xdist's scope scheduler with one scope a lane (a scope runs on one worker, in order)."""
+def lane_scheduler(screen_files: Collection[str]) -> type[Any]:
+    """xdist's scope scheduler with one scope a lane (a scope runs on one worker, in order);
+    xdist is imported here, so a pytest without it still loads the conftest."""
+    from xdist.scheduler import LoadScopeScheduling
 
     class LaneScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
