@@ -107,7 +107,9 @@ def chrome(
 ) -> Iterator[ChromeProcess]:
     """The session's broadcast Chrome (headless), attached to over CDP by every test.
 
-    It runs behind the egress guard like the product's, which opens only the local server.
+    It runs behind the egress guard like the product's, which opens only the local server,
+    and resolves no name (`MAP * ~NOTFOUND`): a page a test names by a real host, left to the
+    network (the next result read unseen, say), is refused there and never leaves loopback.
     """
     _need_chromium()
     profile = tmp_path_factory.mktemp("chrome-profile")
@@ -116,6 +118,7 @@ def chrome(
         user_data_dir=str(profile),
         headless=True,
         allow_hosts=(f"127.0.0.1:{server.port}", f"localhost:{server.port}"),
+        host_map={"*": ""},
     )
     yield proc
     stop_pid(proc.pid)

@@ -23,7 +23,7 @@ import structlog
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
 
-from .._errors import CdpUnreachable, OperationTimeout, ProviderError
+from .._errors import BlockedUrl, CdpUnreachable, OperationTimeout, ProviderError
 from .._settings import Settings
 from ..stage._focus import drain as drain_stage
 from ..stage._screen import after_op
@@ -34,6 +34,7 @@ from ._hold import ScreenHold
 from ._navigation import Navigation, NavOutcome, WaitUntil
 from ._owned_tab import OwnedTab, PageHook
 from ._page_guards import Downloads, PageGuards
+from ._peek import Guarded, Peeked, peek
 from ._recovery import Recovery
 from ._tab_record import TabRecord, record_path
 from ._turn import STAGE_HOLD_S, Turn
@@ -58,6 +59,7 @@ class Driver:
         self._navigation = Navigation(settings, self._connection, downloads)
         self._recovery = Recovery(settings, self._connection, self._tab)
         self._settings = settings
+        self._guarded = Guarded()
         # A person holding the screen from the console: calls are refused while it lasts.
         self.hold = ScreenHold(settings.screen_idle_s)
         # Who else waits for the tab besides this process's line (the service adds its queue):
@@ -185,6 +187,19 @@ class Driver:
     async def check(self, url: str) -> str:
         """Apply the navigation policy (DNS lookups run off the event loop)."""
         return await self._navigation.check(url)
+
+    async def peek(self, page: Page, url: str, timeout: float) -> Peeked:
+        """`url` fetched by Chrome beside what `page` shows, never drawn (for a choice the
+        stream need not watch): under the navigation policy, and only behind the egress guard,
+        which alone checks its redirect hops (`_peek`). `Peeked.error` says why there is no
+        body."""
+        try:
+            url = await self.check(url)
+        except BlockedUrl as exc:
+            return Peeked(url[:200], error=f"refused: {exc}")
+        if not await self._guarded(self.settings):
+            return Peeked(url, error="Chrome does not run behind the egress guard")
+        return await peek(page, url, timeout)
 
     async def close(self) -> None:
         """Drop the connection (Chrome and its tabs stay up) and stop Playwright."""

@@ -86,6 +86,9 @@ class SerpPage(BaseModel):
     read_failed: list[dict[str, Any]] = Field(default_factory=list)
     # Why the next result was not opened when the top one's page did not answer.
     read_next_skipped: str | None = None
+    # The next result read without being shown while the top one was (url, confidence: None
+    # when it could not tell, outcome, error, ms): it is opened only when it answers better.
+    read_peek: dict[str, Any] | None = None
 
 
 class YoutubeVideo(BaseModel):

@@ -45,7 +45,7 @@ from search.providers._overview import (
     overview_text,
     show_overview,
 )
-from search.providers.read import PageRead, read_in_page, show_read
+from search.providers.read import PageRead, PeekRead, peek_read, read_in_page, show_read
 
 log = structlog.get_logger(__name__)
 
@@ -57,6 +57,12 @@ READ_MIN_S = 1.0
 # The next result answers instead of the top one only when its confidence is higher by more
 # than this (measured: python -m bench.answers --next; a page holding the answer is kept).
 READ_NEXT_MARGIN = 0.1
+# The next result is read without being shown while the top one is (`peek_read`), and opened
+# only when it answers better than the top one (or the top one below PEEK_FLOOR): chosen by
+# 5-fold cross-validation (docs/reading.md). After the top one's read, the peek is waited for
+# PEEK_WAIT_S at most; without its figure the confidence threshold decides, as before.
+PEEK_FLOOR = 0.1
+PEEK_WAIT_S = 1.0
 # When both results were read, the other page's best sentences (this many characters at most)
 # go with the answer: a page that held the answer is never traded away for one that did not.
 ALSO_CHARS = 900
@@ -160,11 +166,13 @@ async def web_search(
             return serp, []
         # Viewers see the result marked before it opens (100 ms at most).
         await show_serp(page, serp, query, settings, budget_s=BUDGET_S)
+        peeking = _peek_next(driver, page, serp, query, settings, deadline, read_top)
         reads = await _read_results(driver, page, serp, wanted, query, settings, deadline, engine)
         if read_top:
             return serp, reads
         first = reads[0] if reads else None
-        if not _wants_next(first, serp, settings):
+        peeked = await _peeked(peeking, first, serp, deadline)
+        if not _wants_next(first, serp, settings, peeked):
             return serp, _answering(reads, read_top)
         second = await _read_next(driver, page, serp, query, settings, deadline, engine)
         if second is None:
@@ -214,15 +222,78 @@ def _answering(reads: list[PageRead], read_top: int) -> list[PageRead]:
     return good[-1:]
 
 
-def _wants_next(first: PageRead | None, serp: SerpPage, settings: Settings) -> bool:
+def _wants_next(
+    first: PageRead | None, serp: SerpPage, settings: Settings, peeked: PeekRead | None = None
+) -> bool:
     """Whether the next organic result is worth opening: the top one could not be read (in
-    time: then there is none left), did not answer, or its best sentences cover less of the
-    query than `SB_SEARCH_READ_CONFIDENCE`."""
+    time: then there is none left) or did not answer; else, when the next one was read
+    unseen, it answers better (or the top one's confidence is under PEEK_FLOOR); else the
+    top one's best sentences cover less of the query than `SB_SEARCH_READ_CONFIDENCE`."""
     if settings.search_read_confidence <= 0.0 or len(serp.results) < 2 or serp.read_skipped:
         return False
-    return (
-        first is None or not _answers(first) or first.confidence < settings.search_read_confidence
+    if first is None or not _answers(first):
+        return True
+    if peeked is not None and peeked.confidence is not None:
+        return first.confidence < PEEK_FLOOR or peeked.confidence > first.confidence
+    return first.confidence < settings.search_read_confidence
+
+
+def _peek_next(
+    driver: Driver,
+    page: Any,
+    serp: SerpPage,
+    query: str,
+    settings: Settings,
+    deadline: Deadline,
+    read_top: int,
+) -> asyncio.Task[PeekRead] | None:
+    """The next result read unseen, beside the top one's read on the stream (a search's own
+    read, when the next one may be opened)."""
+    if read_top or settings.search_read_confidence <= 0.0 or len(serp.results) < 2:
+        return None
+    url = serp.results[1].url
+    timeout = max(0.1, deadline.remaining() - READ_RESERVE_S)
+    return asyncio.ensure_future(peek_read(driver, page, url, query, settings, timeout))
+
+
+async def _peeked(
+    peeking: asyncio.Task[PeekRead] | None,
+    first: PageRead | None,
+    serp: SerpPage,
+    deadline: Deadline,
+) -> PeekRead | None:
+    """The peek's figure, when the choice needs it (the top one answered, with a confidence
+    the next one could beat and above PEEK_FLOOR), waited for PEEK_WAIT_S at most; recorded
+    in `serp.read_peek` and the log."""
+    if peeking is None:
+        return None
+    needed = first is not None and _answers(first) and PEEK_FLOOR <= first.confidence < 1.0
+    wait = min(PEEK_WAIT_S, deadline.remaining() - READ_RESERVE_S) if needed else 0.0
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(asyncio.shield(peeking), max(0.0, wait))
+    if not peeking.done():
+        peeking.cancel()
+        if needed:
+            serp.read_peek = {"url": serp.results[1].url[:500], "confidence": None}
+            serp.read_peek |= {"outcome": "late", "error": f"not read within {wait:.1f} s"}
+            log.info("search.read_peek_late", engine=serp.engine, wait_s=round(wait, 1))
+        return None
+    if peeking.cancelled():
+        return None
+    if (error := peeking.exception()) is not None:
+        log.info("search.read_peek_failed", engine=serp.engine, error=str(error)[:200])
+        return None
+    peeked = peeking.result()
+    serp.read_peek = peeked.model_dump()
+    log.info(
+        "search.read_peek",
+        engine=serp.engine,
+        outcome=peeked.outcome,
+        confidence=peeked.confidence,
+        ms=peeked.ms,
+        error=peeked.error,
     )
+    return peeked if needed else None
 
 
 def _better_first(serp: SerpPage, first: PageRead | None, second: PageRead) -> list[PageRead]:

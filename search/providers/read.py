@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 from collections.abc import Sequence
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -213,6 +214,50 @@ def _kept(text: str, question: str | None, budget: int, hints: Sequence[str]) ->
         "shown_best": next((i for i, p in enumerate(kept) if p.best), 0),
         **found,
     }
+
+
+class PeekRead(BaseModel):
+    """A page read for its question without being shown (`Driver.peek`): its `confidence`, or
+    None when the peek cannot tell (the load failed or was refused, the text is drawn by
+    script); a page that is no page (an HTTP error, a file, a wall) answers nothing: 0."""
+
+    url: str
+    confidence: float | None = None
+    outcome: str = "ok"  # ok | http-error | not-html | blocked | script | failed
+    error: str | None = None
+    ms: int = 0
+
+
+async def peek_read(
+    driver: Driver, page: Any, url: str, question: str, settings: Settings, timeout: float
+) -> PeekRead:
+    """How well `url` answers `question`, read beside what `page` shows, never drawn: the
+    text extracted and judged as a read's would be (`select`'s confidence)."""
+    started = time.monotonic()
+
+    def done(outcome: str, confidence: float | None, error: str | None = None) -> PeekRead:
+        ms = round((time.monotonic() - started) * 1000)
+        return PeekRead(url=url, confidence=confidence, outcome=outcome, error=error, ms=ms)
+
+    peeked = await driver.peek(page, url, timeout)
+    if peeked.error is not None:
+        return done("failed", None, peeked.error)
+    if peeked.status is not None and peeked.status >= 400:
+        return done("http-error", 0.0)
+    if not peeked.is_html:
+        return done("not-html", 0.0)
+    if not peeked.body:
+        return done("failed", None, "the body could not be decoded")
+    from search.parsers.article import extract_article  # trafilatura is slow to import
+
+    article = await asyncio.to_thread(extract_article, peeked.body, url)
+    text = article.text.strip()
+    if _wall(peeked.body, url):
+        return done("blocked", 0.0)
+    if count_words(text) < BODY_ENOUGH_WORDS:  # drawn by script: only the tab would know
+        return done("script", None)
+    chosen = await asyncio.to_thread(select, text, question, settings.read_max_chars)
+    return done("ok", chosen.confidence)
 
 
 async def _followed(page: Any, committed: str, settings: Settings) -> str:
