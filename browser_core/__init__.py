@@ -32,7 +32,7 @@ from .chrome import (
     state_file,
     stop_pid,
 )
-from .driver import Deadline, Driver, NavOutcome, document_html
+from .driver import Deadline, Driver, NavOutcome, Peeked, document_html
 from .safety._egress import egress_status
 from .safety._envelope import (
     Answer,
@@ -60,6 +60,7 @@ __all__ = [
     "NavigationFailed",
     "OperationTimeout",
     "PageBlocked",
+    "Peeked",
     "ProviderError",
     "RawCdpError",
     "ScreenHeld",

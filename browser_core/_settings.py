@@ -146,10 +146,12 @@ class Settings(BaseSettings):
     # snippet, knowledge panel) opens its top result on the stream and adds the passages
     # that answer the query; "never": the results page alone.
     search_read: Literal["auto", "never"] = Field(default="auto", validation_alias="SB_SEARCH_READ")
-    # With SB_SEARCH_READ=auto: when the top result's page answers with less confidence than
-    # this (0 to 1, search/_passages.py's, from the page's own best sentences) and the deadline
-    # leaves room, the next organic result is opened too and the better of the two answers;
-    # 0: never. 0.28 by cross-validation (docs/reading.md, "The next result").
+    # With SB_SEARCH_READ=auto: the next organic result, read unseen beside the top one, is
+    # opened when it answers better; without that figure (no egress guard, a page drawn by
+    # script), when the top result's page answers with less confidence than this (0 to 1,
+    # search/_passages.py's, from the page's own best sentences) and the deadline leaves
+    # room, the next organic result is opened too and the better of the two answers; 0: never.
+    # 0.28 by cross-validation (docs/reading.md, "The next result").
     search_read_confidence: float = Field(
         default=0.28, ge=0.0, le=1.0, validation_alias="SB_SEARCH_READ_CONFIDENCE"
     )

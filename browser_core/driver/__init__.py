@@ -22,5 +22,6 @@ from ._deadline import Deadline
 from ._document import document_html
 from ._driver import Driver
 from ._navigation import NavOutcome
+from ._peek import Peeked
 
-__all__ = ["Deadline", "Driver", "NavOutcome", "document_html"]
+__all__ = ["Deadline", "Driver", "NavOutcome", "Peeked", "document_html"]

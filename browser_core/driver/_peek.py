@@ -18,7 +18,7 @@ import asyncio
 import base64
 import contextlib
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from playwright.async_api import CDPSession, Page
@@ -47,6 +47,7 @@ class Peeked:
     content_type: str = ""
     body: str | None = None
     error: str | None = None
+    ms: int = 0  # how long the load took
 
     @property
     def is_html(self) -> bool:
@@ -84,12 +85,14 @@ async def _session(page: Page) -> tuple[CDPSession, str]:
 async def peek(page: Page, url: str, timeout: float) -> Peeked:
     """`url` loaded by Chrome beside what `page` shows, within `timeout` seconds. The caller
     has checked the URL against the navigation policy and that the egress guard is there."""
+    started = time.monotonic()
     try:
-        return await asyncio.wait_for(_load(page, url), timeout)
+        found = await asyncio.wait_for(_load(page, url), timeout)
     except TimeoutError:
-        return Peeked(url, error=f"no answer within {timeout:.1f} s")
+        found = Peeked(url, error=f"no answer within {timeout:.1f} s")
     except PlaywrightError as exc:
-        return Peeked(url, error=str(exc).splitlines()[0][:200])
+        found = Peeked(url, error=str(exc).splitlines()[0][:200])
+    return replace(found, ms=round((time.monotonic() - started) * 1000))
 
 
 async def _load(page: Page, url: str) -> Peeked:

@@ -24,6 +24,7 @@ from browser_core import (
     NavigationFailed,
     NavOutcome,
     PageBlocked,
+    Peeked,
     ProviderError,
     Settings,
     Source,
@@ -45,7 +46,7 @@ from search.providers._overview import (
     overview_text,
     show_overview,
 )
-from search.providers.read import PageRead, PeekRead, peek_read, read_in_page, show_read
+from search.providers.read import PageRead, PeekRead, judge_peek, read_in_page, show_read
 
 log = structlog.get_logger(__name__)
 
@@ -166,12 +167,12 @@ async def web_search(
             return serp, []
         # Viewers see the result marked before it opens (100 ms at most).
         await show_serp(page, serp, query, settings, budget_s=BUDGET_S)
-        peeking = _peek_next(driver, page, serp, query, settings, deadline, read_top)
+        peeking = _peek_next(driver, page, serp, settings, deadline, read_top)
         reads = await _read_results(driver, page, serp, wanted, query, settings, deadline, engine)
         if read_top:
             return serp, reads
         first = reads[0] if reads else None
-        peeked = await _peeked(peeking, first, serp, deadline)
+        peeked = await _peeked(peeking, first, serp, query, settings, deadline)
         if not _wants_next(first, serp, settings, peeked):
             return serp, _answering(reads, read_top)
         second = await _read_next(driver, page, serp, query, settings, deadline, engine)
@@ -242,48 +243,48 @@ def _peek_next(
     driver: Driver,
     page: Any,
     serp: SerpPage,
-    query: str,
     settings: Settings,
     deadline: Deadline,
     read_top: int,
-) -> asyncio.Task[PeekRead] | None:
-    """The next result read unseen, beside the top one's read on the stream (a search's own
-    read, when the next one may be opened)."""
+) -> asyncio.Task[Peeked] | None:
+    """The next result loaded unseen, beside the top one's read on the stream (a search's
+    own read, when the next one may be opened); judged later, only if the choice needs it."""
     if read_top or settings.search_read_confidence <= 0.0 or len(serp.results) < 2:
         return None
-    url = serp.results[1].url
     timeout = max(0.1, deadline.remaining() - READ_RESERVE_S)
-    return asyncio.ensure_future(peek_read(driver, page, url, query, settings, timeout))
+    return asyncio.ensure_future(driver.peek(page, serp.results[1].url, timeout))
 
 
 async def _peeked(
-    peeking: asyncio.Task[PeekRead] | None,
+    peeking: asyncio.Task[Peeked] | None,
     first: PageRead | None,
     serp: SerpPage,
+    query: str,
+    settings: Settings,
     deadline: Deadline,
 ) -> PeekRead | None:
-    """The peek's figure, when the choice needs it (the top one answered, with a confidence
-    the next one could beat and above PEEK_FLOOR), waited for PEEK_WAIT_S at most; recorded
-    in `serp.read_peek` and the log."""
+    """The next result's confidence, when the choice needs it (the top one answered, with a
+    confidence the next one could beat and above PEEK_FLOOR): its load waited for
+    PEEK_WAIT_S at most, then judged; recorded in `serp.read_peek` and the log."""
     if peeking is None:
         return None
     needed = first is not None and _answers(first) and PEEK_FLOOR <= first.confidence < 1.0
-    wait = min(PEEK_WAIT_S, deadline.remaining() - READ_RESERVE_S) if needed else 0.0
+    if not needed:
+        peeking.cancel()
+        return None
+    wait = max(0.0, min(PEEK_WAIT_S, deadline.remaining() - READ_RESERVE_S))
     with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(asyncio.shield(peeking), max(0.0, wait))
+        await asyncio.wait_for(asyncio.shield(peeking), wait)
     if not peeking.done():
         peeking.cancel()
-        if needed:
-            serp.read_peek = {"url": serp.results[1].url[:500], "confidence": None}
-            serp.read_peek |= {"outcome": "late", "error": f"not read within {wait:.1f} s"}
-            log.info("search.read_peek_late", engine=serp.engine, wait_s=round(wait, 1))
-        return None
-    if peeking.cancelled():
+        serp.read_peek = {"url": serp.results[1].url[:500], "confidence": None}
+        serp.read_peek |= {"outcome": "late", "error": f"not loaded within {wait:.1f} s"}
+        log.info("search.read_peek_late", engine=serp.engine, wait_s=round(wait, 1))
         return None
     if (error := peeking.exception()) is not None:
         log.info("search.read_peek_failed", engine=serp.engine, error=str(error)[:200])
         return None
-    peeked = peeking.result()
+    peeked = await asyncio.to_thread(judge_peek, peeking.result(), query, settings)
     serp.read_peek = peeked.model_dump()
     log.info(
         "search.read_peek",
@@ -293,7 +294,7 @@ async def _peeked(
         ms=peeked.ms,
         error=peeked.error,
     )
-    return peeked if needed else None
+    return peeked
 
 
 def _better_first(serp: SerpPage, first: PageRead | None, second: PageRead) -> list[PageRead]:

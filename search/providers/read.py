@@ -27,6 +27,7 @@ from browser_core import (
     Driver,
     FailureKind,
     PageBlocked,
+    Peeked,
     ProviderError,
     Settings,
     Source,
@@ -228,18 +229,16 @@ class PeekRead(BaseModel):
     ms: int = 0
 
 
-async def peek_read(
-    driver: Driver, page: Any, url: str, question: str, settings: Settings, timeout: float
-) -> PeekRead:
-    """How well `url` answers `question`, read beside what `page` shows, never drawn: the
-    text extracted and judged as a read's would be (`select`'s confidence)."""
+def judge_peek(peeked: Peeked, question: str, settings: Settings) -> PeekRead:
+    """How well a page loaded unseen (`Driver.peek`) answers `question`: its text extracted
+    and judged as a read's would be (`select`'s confidence). CPU work: run it in a thread."""
     started = time.monotonic()
+    url = peeked.url
 
     def done(outcome: str, confidence: float | None, error: str | None = None) -> PeekRead:
-        ms = round((time.monotonic() - started) * 1000)
+        ms = peeked.ms + round((time.monotonic() - started) * 1000)
         return PeekRead(url=url, confidence=confidence, outcome=outcome, error=error, ms=ms)
 
-    peeked = await driver.peek(page, url, timeout)
     if peeked.error is not None:
         return done("failed", None, peeked.error)
     if peeked.status is not None and peeked.status >= 400:
@@ -248,16 +247,14 @@ async def peek_read(
         return done("not-html", 0.0)
     if not peeked.body:
         return done("failed", None, "the body could not be decoded")
-    from search.parsers.article import extract_article  # trafilatura is slow to import
-
-    article = await asyncio.to_thread(extract_article, peeked.body, url)
-    text = article.text.strip()
     if _wall(peeked.body, url):
         return done("blocked", 0.0)
+    from search.parsers.article import extract_article  # trafilatura is slow to import
+
+    text = extract_article(peeked.body, url).text.strip()
     if count_words(text) < BODY_ENOUGH_WORDS:  # drawn by script: only the tab would know
         return done("script", None)
-    chosen = await asyncio.to_thread(select, text, question, settings.read_max_chars)
-    return done("ok", chosen.confidence)
+    return done("ok", select(text, question, settings.read_max_chars).confidence)
 
 
 async def _followed(page: Any, committed: str, settings: Settings) -> str:
