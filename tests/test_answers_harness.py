@@ -6,6 +6,7 @@ mode chooses on the other folds, and the service path reads through `serve`."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 import re
 import subprocess
 import sys
@@ -156,3 +157,22 @@ def test_the_next_result_mode_reports_each_threshold_and_no_trade_at_the_chosen_
         assert chosen["traded"] == 0, (group, chosen)
         assert chosen["second"] > alone["second"], (group, chosen, alone)
         assert row["confidence_with_answer"] > row["confidence_without"], group
+
+
+@pytest.mark.slow
+def test_the_next_result_through_serve_opens_the_page_that_answers(tmp_path: Path) -> None:
+    """The held-out check's shape in miniature: a results page whose top two results are the
+    question's page and the page sharing most of its words, in either order, searched
+    through `serve` with the standard-library client."""
+    out = tmp_path / "figures.json"
+    proc = run_bench(str(FIXTURES), "--per-page", "5", "--next-service", "2", "--json", str(out))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    figures = json.loads(out.read_text())["next_service"]
+    assert {g.split("/")[0] for g in figures} == {"en", "ja", "zh"}
+    for group, row in figures.items():
+        assert row["questions"] == 2 and row["failed"] == 0 and row["skipped"] == 0, (group, row)
+        if group.endswith("answer only in result 2"):
+            # read unseen, then opened: the brain gets the answer from result 2
+            assert row["opened"] == 1.0 and row["answered"] == 1.0, (group, row)
+    peeks = Counter(k for row in figures.values() for k, n in row["peek"].items() for _ in range(n))
+    assert peeks["ok"] > 0, peeks  # the peek went through the egress guard and was judged

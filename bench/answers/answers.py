@@ -7,10 +7,12 @@ three readers: the opening (today), plain BM25 over the page's paragraphs, and t
 (bench/answers/_pages.py) and read by `extract_article` in-process; with --service, a sample
 is read through `stream-browser serve` and the standard-library client on a real Chromium.
 --folds K cross-validates the passage module's settings over articles; --next measures when
-a search that reads should open the next result (bench/answers/_next.py).
+a search that reads should open the next result (bench/answers/_next.py, _hard.py);
+--next-service N searches N questions a language through the service, the answer's page and
+the page sharing most of its words as the top two results (bench/answers/_next_service.py).
 
     python -m bench.answers [FILE_OR_FOLDER ...] [--budgets 6000 1500 600] [--service] [--folds 5]
-                            [--next]
+                            [--next] [--next-service N]
 """
 
 from __future__ import annotations
@@ -72,6 +74,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--grid", help="NAME=v1,v2;NAME=... (default: a small grid)")
     parser.add_argument(
         "--next", action="store_true", help="the next result: answered per confidence threshold"
+    )
+    parser.add_argument(
+        "--next-service",
+        type=int,
+        default=0,
+        metavar="N",
+        help="only the next result through the service, N questions a language",
     )
     parser.add_argument("--seed", type=int, default=34)
     parser.add_argument("--json", type=Path, help="write the figures here")
@@ -235,7 +244,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     items = thin(items, args.per_page)
     describe_sets(sets, pages, items)
     out: dict[str, Any] = {}
-    if not (args.folds and args.folds_only):
+    if args.next_service:
+        from bench.answers._next_service import next_service_figures
+
+        out["next_service"] = next_service_figures(passages, pages, items, args.next_service)
+    elif not (args.folds and args.folds_only):
         results = run_readers(passages, pages, items, args.budgets)
         out["in_process"] = report(pages, items, results)
         report_losses(pages, items, results, args.losses)
