@@ -6,10 +6,10 @@ mode chooses on the other folds, and the service path reads through `serve`."""
 from __future__ import annotations
 
 import json
-from collections import Counter
 import re
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
