@@ -13,7 +13,9 @@ and the budget is filled with the best sentences, each with the sentence before 
 in its paragraph.
 Every read with a question also names its best few sentences with their context
 (`highlights`) and how much of the question the best of them covers (`confidence`, 0 to 1: a
-search that reads uses it to decide whether to open the next result). A text that fits the
+search that reads uses it to decide whether to open the next result). The confidence is the
+question's alone: when a snippet's words helped choose the highlights, the sentences it is
+taken from are ranked again without them. A text that fits the
 budget, or a read with no question, is returned from its beginning as before.
 """
 
@@ -325,7 +327,9 @@ def select(
         whole_chars=whole,
         scored=len(scored),
         highlights=highlights,
-        confidence=_confidence(text, highlights, question, bags),
+        confidence=_confidence(
+            text, _asked_only(text, passages, bags, question, highlights, hints), question, bags
+        ),
     )
     if whole <= budget:
         return found
@@ -337,6 +341,29 @@ def select(
     body, kept = _render(text, chosen, lead)
     best = max((p for p in chosen if p is not lead), key=lambda p: p.score, default=None)
     return replace(found, text=body, passages=tuple(kept), best=best, focused=True, lead=lead)
+
+
+def _asked_only(
+    text: str,
+    passages: Sequence[Passage],
+    bags: Sequence[Counter[str]],
+    question: str,
+    highlights: tuple[Highlight, ...],
+    hints: Sequence[str],
+) -> tuple[Highlight, ...]:
+    """The best sentences for the question alone: the highlights, unless hints (a snippet's
+    words, which help find the passage to show) chose them; then they are ranked again
+    without the hints, so that the confidence is the page's against the question, the same
+    whether the page is read from a search (with its snippet) or unseen (without one)."""
+    if not hints:
+        return highlights
+    idf = _idf(_query(question), bags)
+    scores = _bm25(bags, idf, K1, B) if idf else [0.0] * len(passages)
+    if max(scores, default=0.0) <= 0.0:
+        return ()
+    scored = [Passage(p.start, p.end, s) for p, s in zip(passages, scores, strict=True)]
+    ranked = _ranked_sentences(text, scored, idf, question)
+    return tuple([h for h in ranked if h.own > 0.0][:HIGHLIGHTS])
 
 
 def sentences(text: str, start: int, end: int) -> list[tuple[int, int]]:

@@ -185,6 +185,24 @@ def test_confidence_says_how_much_of_the_question_the_best_sentences_hold() -> N
     assert hinted.confidence == 0.0 and KEEPER in hinted.text
 
 
+def test_a_snippet_that_leads_elsewhere_does_not_move_the_confidence() -> None:
+    """The confidence is the page's against the question alone: the same for a search's read
+    (with its snippet) and the next result read unseen (without one), whatever the snippet."""
+    answer = "The zeppelin hangar at the quasar field was built in 1911 by the navy."
+    decoys = [f"The hangar bakery sold {w} to the keeper of the lighthouse." for w in "ABCD"]
+    parts = [HARBOUR[n : n + 10] for n in range(0, 60, 10)]
+    lines = [*parts[0], decoys[0], *parts[1], decoys[1], *parts[2], decoys[2], *parts[3]]
+    text = "\n".join([*lines, answer, *parts[4], decoys[3], *parts[5], *HARBOUR[60:]])
+    question = "Who built the zeppelin hangar?"
+    plain = select(text, question, 600)
+    hinted = select(text, question, 600, hints=["hangar bakery A B C D keeper lighthouse"])
+    assert plain.highlights[0].text(text) == answer
+    # the snippet's words chose three other sentences to show ...
+    assert answer not in [h.text(text) for h in hinted.highlights]
+    # ... and the confidence is still the answer's
+    assert hinted.confidence == plain.confidence == 1.0
+
+
 def test_a_sentence_in_a_passage_that_matches_more_wins_a_tie() -> None:
     weak = "A bakery sold bread. The keeper rang the bell."
     strong = "The keeper of the cape had a dog. The keeper rang the bell."
