@@ -44,18 +44,26 @@ def _results_page(question: str, first: tuple[str, str], second: tuple[str, str]
     return page_2026(question, "en", None, results, extras=False).encode("utf-8")
 
 
-def _search(service: ServiceProcess, question: str) -> tuple[dict[str, Any], float]:
-    from search.client import browse_and_search
+def _search(service: ServiceProcess, question: str) -> tuple[dict[str, Any], str, float]:
+    """The result the brain gets (empty when every provider failed), why not, seconds."""
+    from search.client import browse
 
     started = time.perf_counter()
-    result = browse_and_search(
+    answer = browse(
         question,
         action="search",
         broadcasting=True,
         service_url=service.url,
         token=service.token,
     )
-    return result or {}, time.perf_counter() - started
+    took = time.perf_counter() - started
+    result = (answer or {}).get("result")
+    if isinstance(result, dict):
+        return result, "", took
+    chain = (answer or {}).get("chain") or []
+    hops = [f"{h.get('provider')}: {h.get('failure_kind')} {h.get('detail')}" for h in chain]
+    why = "; ".join(hops)
+    return {}, why or "the service did not answer", took
 
 
 def next_service_figures(
@@ -83,7 +91,9 @@ def next_service_figures(
             far = (pages[other].article.title, stage.server.origin + pages[other].path)
             for case, order in zip(CASES, ((own, far), (far, own)), strict=True):
                 current["serp"] = _results_page(item.question, *order)
-                result, took = _search(service, item.question)
+                result, why, took = _search(service, item.question)
+                if why:
+                    print(f"  failed: {item.language} {case}: {item.question!r}: {why[:300]}")
                 data = result.get("data") or {}
                 choice = data.get("read_choice") or {}
                 peek = data.get("read_peek") or {}
@@ -119,6 +129,7 @@ def next_service_figures(
             "skipped": sum(r["skipped"] for r in got),
             "failed": sum(r["failed"] for r in got),
             "median_s": median(seconds),
+            "mean_s": sum(seconds) / n,
             "p90_s": percentile(seconds, 0.9),
         }
         figures[f"{lang}/{case}"] = row
@@ -126,6 +137,7 @@ def next_service_figures(
             f"  {lang} {case}: answered {row['answered']:.1%}, result 2 opened "
             f"{row['opened']:.1%}, chosen {row['chosen2']:.1%}; peek {row['peek']}; "
             f"skipped {row['skipped']}, failed {row['failed']}; "
-            f"{row['median_s']:.2f} s median, {row['p90_s']:.2f} s p90 ({n})"
+            f"{row['median_s']:.2f} s median, {row['mean_s']:.2f} s mean, {row['p90_s']:.2f} s p90 "
+            f"({n})"
         )
     return figures
