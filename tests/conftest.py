@@ -108,7 +108,8 @@ def chrome(
     """The session's broadcast Chrome (headless), attached to over CDP by every test.
 
     It runs behind the egress guard like the product's, which opens only the local server,
-    and resolves no name (`MAP * ~NOTFOUND`): a page a test names by a real host, left to the
+    and resolves no name but `localhost` (sent to the local server: a frame of another site
+    on it), like Chrome's `MAP * ~NOTFOUND`: a page a test names by a real host, left to the
     network (the next result read unseen, say), is refused there and never leaves loopback.
     """
     _need_chromium()
@@ -118,7 +119,7 @@ def chrome(
         user_data_dir=str(profile),
         headless=True,
         allow_hosts=(f"127.0.0.1:{server.port}", f"localhost:{server.port}"),
-        host_map={"*": ""},
+        host_map={"localhost": f"127.0.0.1:{server.port}", "*": ""},
     )
     yield proc
     stop_pid(proc.pid)
