@@ -168,7 +168,14 @@ async def web_search(
         # Viewers see the result marked before it opens (100 ms at most).
         await show_serp(page, serp, query, settings, budget_s=BUDGET_S)
         peeking = _peek_next(driver, page, serp, settings, deadline, read_top)
-        reads = await _read_results(driver, page, serp, wanted, query, settings, deadline, engine)
+        try:
+            reads = await _read_results(
+                driver, page, serp, wanted, query, settings, deadline, engine
+            )
+        except BaseException:  # the call failed or ran out of time: the peek goes with it
+            if peeking is not None:
+                peeking.cancel()
+            raise
         if read_top:
             return serp, reads
         first = reads[0] if reads else None
