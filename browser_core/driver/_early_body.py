@@ -125,7 +125,7 @@ class _Catcher:
         reply = await self.session.send("Fetch.getResponseBody", {"requestId": event["requestId"]})
         raw = reply.get("body", "")
         data = base64.b64decode(raw) if reply.get("base64Encoded") else str(raw).encode()
-        text = _decode(data, kind)
+        text = decode_body(data, kind)
         if text is None:
             return None
         return EarlyBody(
@@ -147,7 +147,7 @@ def _headers(event: dict[str, Any]) -> dict[str, str]:
     }
 
 
-def _decode(data: bytes, content_type: str) -> str | None:
+def decode_body(data: bytes, content_type: str) -> str | None:
     """The body as text: UTF-8 (what `response.text()` gives), else the declared charset."""
     with contextlib.suppress(UnicodeDecodeError):
         return data.decode("utf-8")

@@ -56,7 +56,12 @@ class NavOutcome:
 
     @property
     def is_html(self) -> bool:
-        return not self.content_type or "html" in self.content_type or "xml" in self.content_type
+        return is_html_type(self.content_type)
+
+
+def is_html_type(content_type: str) -> bool:
+    """Whether a response of this Content-Type is a page to read (none said counts as one)."""
+    return not content_type or "html" in content_type or "xml" in content_type
 
 
 class Navigation:

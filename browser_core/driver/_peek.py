@@ -27,7 +27,8 @@ from playwright.async_api import Error as PlaywrightError
 from .._settings import Settings
 from ..safety._egress import egress_status
 from ..stage._perpage import PerPage
-from ._early_body import _decode
+from ._early_body import decode_body
+from ._navigation import is_html_type
 
 MAX_BYTES = 4 * 1024 * 1024  # a body longer than this is cut here (the text is in its first MBs)
 _CHUNK = 1024 * 1024
@@ -51,8 +52,7 @@ class Peeked:
 
     @property
     def is_html(self) -> bool:
-        kind = self.content_type.split(";")[0].strip().lower()
-        return kind in ("text/html", "application/xhtml+xml", "")
+        return is_html_type(self.content_type)  # as a read decides it
 
 
 _SESSIONS: PerPage[tuple[CDPSession, str]] = PerPage("peek")
@@ -116,7 +116,7 @@ async def _load(page: Page, url: str) -> Peeked:
     finally:
         with contextlib.suppress(PlaywrightError):
             await session.send("IO.close", {"handle": stream})
-    return Peeked(url, status=status, content_type=kind, body=_decode(data, kind))
+    return Peeked(url, status=status, content_type=kind, body=decode_body(data, kind))
 
 
 async def _read(session: CDPSession, stream: str) -> bytes:

@@ -287,8 +287,9 @@ async def _peeked(
         await asyncio.wait_for(asyncio.shield(peeking), wait)
     if not peeking.done():
         peeking.cancel()
-        serp.read_peek = {"url": serp.results[1].url[:500], "confidence": None}
-        serp.read_peek |= {"outcome": "late", "error": f"not loaded within {wait:.1f} s"}
+        why = f"not loaded within {wait:.1f} s"
+        late = PeekRead(url=serp.results[1].url[:500], outcome="late", error=why)
+        serp.read_peek = late.model_dump()
         log.info("search.read_peek_late", engine=serp.engine, wait_s=round(wait, 1))
         return None
     if (error := peeking.exception()) is not None:
@@ -296,14 +297,7 @@ async def _peeked(
         return None
     peeked = await asyncio.to_thread(judge_peek, peeking.result(), query, settings)
     serp.read_peek = peeked.model_dump()
-    log.info(
-        "search.read_peek",
-        engine=serp.engine,
-        outcome=peeked.outcome,
-        confidence=peeked.confidence,
-        ms=peeked.ms,
-        error=peeked.error,
-    )
+    log.info("search.read_peek", engine=serp.engine, **peeked.model_dump(exclude={"url"}))
     return peeked
 
 
