@@ -6,7 +6,7 @@ Plain pydantic models, no behaviour: the parsers build them, providers and the C
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -50,6 +50,15 @@ class AiOverview(BaseModel):
     footer: bool = False
 
 
+class ParseHealth(BaseModel):
+    """Whether a results page's parse accounts for the page it came from: "ok", or "suspect"
+    with the reasons (outside links in the main column that no parsed block holds, a block
+    that looks like an overview but gave no text, a page with links and nothing parsed)."""
+
+    state: Literal["ok", "suspect"] = "ok"
+    reasons: list[str] = Field(default_factory=list)
+
+
 class SerpPage(BaseModel):
     """A web results page; `engine` says whose ("google" | "bing"), `blocked` is "captcha" or
     "consent" when that engine showed a wall instead."""
@@ -73,6 +82,11 @@ class SerpPage(BaseModel):
     discussions: list[SerpItem] = Field(default_factory=list)
     short_videos: list[SerpItem] = Field(default_factory=list)
     blocked: str | None = None
+    # The parse checked against its page; when "suspect", `generic` holds a reading of the
+    # page that does not depend on its markup: the main column's outside links with the text
+    # around them, in page order (ranked from 1).
+    health: ParseHealth = Field(default_factory=ParseHealth)
+    generic: list[SerpResult] = Field(default_factory=list)
     # Why the search did not read its top result (SB_SEARCH_READ=auto): no time left, say.
     read_skipped: str | None = None
     # Which of the top two results answers, when the next one was read too (its rank in
