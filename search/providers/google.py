@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -113,6 +114,29 @@ async def _load_serp(
     return serp, html
 
 
+async def _open_results(
+    driver: Driver,
+    page: Any,
+    url: str,
+    settings: Settings,
+    engine: LiveEngine,
+    on_parse: Callable[[SerpPage, str, str], None] | None,
+) -> SerpPage:
+    """`_load_serp`, never leaving the tab on Chrome's error page for the engine's address;
+    the parse (with the page it came from) told to `on_parse`."""
+    before = page.url
+    try:
+        serp, html = await _load_serp(driver, page, url, settings, engine)
+    except NavigationFailed:
+        await _off_the_error_page(page, before)
+        raise
+    if ranked(serp) and not serp.blocked:
+        _SHOWN[page] = page.url
+    if on_parse is not None:
+        on_parse(serp, html, url)
+    return serp
+
+
 def suspect(serp: SerpPage) -> bool:
     """Whether the parse of this results page says it may not account for the page."""
     return serp.health.state == "suspect"
@@ -195,10 +219,7 @@ async def web_search(
     deadline = Deadline(timeout if timeout is not None else settings.op_timeout_s)
 
     async def op(page: Any) -> tuple[SerpPage, list[PageRead]]:
-        serp, html = await _load_serp(driver, page, url, settings, engine)
-        if on_parse is not None:
-            on_parse(serp, html, page.url)
-        del html
+        serp = await _open_results(driver, page, url, settings, engine, on_parse)
         await await_overview(page, serp, settings, deadline)
         wanted = _to_read(serp, read_top, settings)
         if not wanted:
@@ -244,6 +265,38 @@ async def web_search(
 
 
 google_search = web_search  # the name the recordings, the CLI and the bench know
+
+
+# The last results page each tab showed that held results (its address): where a search
+# whose engine could not be reached takes the audience back to.
+_SHOWN: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+CALM_PAGE = (
+    "<!doctype html><html><head><meta charset='utf-8'><title>Searching</title><style>"
+    "html,body{height:100%;margin:0}body{display:flex;align-items:center;"
+    "justify-content:center;background:#f4f4f2;color:#666;font:28px system-ui,sans-serif}"
+    "</style></head><body><p>Searching elsewhere\u2026</p></body></html>"
+)
+
+
+async def _off_the_error_page(page: Any, before: str, within_s: float = 2.0) -> None:
+    """A search engine that could not be reached leaves Chrome's error page for its address
+    on the tab (a moment after the failure is reported): back to the results page the tab
+    showed before, when it was a good one (results, no wall), else a calm page of ours.
+    Bounded; never raises (the walk goes on to the next engine)."""
+    await _error_page_committed(page)
+    good = _SHOWN.get(page) == before
+    try:
+        if good:
+            with contextlib.suppress(PlaywrightError, TimeoutError):
+                await asyncio.wait_for(page.go_back(wait_until="commit"), within_s)
+            if page.url == before:
+                log.info("search.back_to_last_results", url=before[:200])
+                return
+        await asyncio.wait_for(page.goto("about:blank", wait_until="commit"), within_s)
+        await asyncio.wait_for(page.set_content(CALM_PAGE), within_s)
+        log.info("search.calm_page", was=before[:200])
+    except (PlaywrightError, TimeoutError) as exc:
+        log.info("search.calm_page_failed", error=str(exc)[:200])
 
 
 def _to_read(serp: SerpPage, read_top: int, settings: Settings) -> int:
