@@ -150,7 +150,9 @@ class CaseStore:
             "engine": evidence.engine,
             "query": evidence.query,
             "url": safe_url(evidence.url),
-            "at": datetime.fromtimestamp(evidence.at, UTC).isoformat(timespec="seconds"),
+            "at": datetime.fromtimestamp(evidence.at, UTC)
+            .isoformat(timespec="seconds")
+            .replace("+00:00", "Z"),
             "health": health,
             "results": len(evidence.parse.get("results") or []),
             "generic": len(evidence.parse.get("generic") or []),
