@@ -188,3 +188,28 @@ def test_a_case_exports_as_a_recording_the_runner_loads(tmp_path: Path) -> None:
 
     with pytest.raises(StreamBrowserError):  # never over a recording
         export_case(cases, name, folder)
+
+
+def test_the_cli_lists_shows_and_exports_a_case(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from search.cli import main
+
+    state = tmp_path / "state"
+    name = CaseStore(state / "cases").save(evidence())
+    env = tmp_path / "env"
+    env.write_text(f"SB_STATE_DIR={state}\n")
+    assert main(["--env-file", str(env), "cases", "list"]) == 0
+    listed = capsys.readouterr().out
+    assert name in listed and "'why is the sky blue'" in listed and "6 outside links" in listed
+    assert main(["--env-file", str(env), "cases", "show", str(name)]) == 0
+    assert json.loads(capsys.readouterr().out)["parse"]["health"]["state"] == "suspect"
+    assert main(["--env-file", str(env), "cases", "show", "nothing-like-it"]) == 1
+    assert "cases list" in capsys.readouterr().err
+    to = tmp_path / "rec"
+    assert (
+        main(["--env-file", str(env), "cases", "export", str(name), "--name", "g", "--to", str(to)])
+        == 0
+    )
+    assert "update_recordings.py g" in capsys.readouterr().out
+    assert load_case(to / "g").arg == "why is the sky blue"
