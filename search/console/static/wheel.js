@@ -49,7 +49,7 @@ function renderAlerts(alerts) {
     const dismiss = el("button", "Dismiss");
     dismiss.type = "button";
     dismiss.className = "dismiss";
-    dismiss.addEventListener("click", () => post("/console/api/alerts/dismiss", { provider: a.provider }).catch(() => {}));
+    dismiss.addEventListener("click", () => post("/console/api/alerts/dismiss", { provider: a.provider, kind: a.kind }).catch(() => {}));
     p.appendChild(take);
     p.appendChild(dismiss);
     if (a.detail) p.appendChild(el("span", a.detail, "small"));
