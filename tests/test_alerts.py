@@ -96,7 +96,7 @@ def test_a_suspect_parse_has_its_own_alert_beside_a_refusal_and_its_own_way_out(
     alerts.observe(
         [Hop(provider="google", ok=False, elapsed_ms=1, failure_kind=FailureKind.CAPTCHA)]
     )
-    assert sorted(a["kind"] for a in alerts.active()) == ["captcha", PARSE_SUSPECT]
+    assert sorted(str(a["kind"]) for a in alerts.active()) == ["captcha", PARSE_SUSPECT]
     (parse,) = [a for a in alerts.active() if a["kind"] == PARSE_SUSPECT]
     assert parse["message"] == "Google's results page may have changed"
     assert parse["detail"] == "4 outside links in the main column"

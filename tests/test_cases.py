@@ -197,6 +197,7 @@ def test_the_cli_lists_shows_and_exports_a_case(
 
     state = tmp_path / "state"
     name = CaseStore(state / "cases").save(evidence())
+    assert name is not None
     env = tmp_path / "env"
     env.write_text(f"SB_STATE_DIR={state}\n")
     assert main(["--env-file", str(env), "cases", "list"]) == 0

@@ -262,7 +262,7 @@ def _serp(parsed: int, generic: list[str], state: str = "suspect") -> Any:
     urls = [f"https://site.example/{n}" for n in range(parsed)]
     return SerpPage(
         results=[result(n + 1, u) for n, u in enumerate(urls)],
-        health=ParseHealth(state=state, reasons=["2 outside links in the main column"]),  # type: ignore[arg-type]
+        health=ParseHealth(state=state, reasons=["2 outside links in the main column"]),
         generic=[result(n + 1, u) for n, u in enumerate(generic)],
     )
 

@@ -4,6 +4,8 @@ one service (no registry shared across the process)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from prometheus_client.parser import text_string_to_metric_families
 
 from browser_core import FailureKind, Hop, ToolExecutionResult
@@ -74,7 +76,10 @@ def test_every_sample_names_the_instance_so_broadcasts_are_told_apart() -> None:
 
 def test_parses_are_counted_by_engine_and_health_and_the_suspect_ones_on_their_own() -> None:
     metrics, queue = Metrics(), CallQueue(1)
-    parses = {"google": {"last": "suspect", "ok": 3, "suspect": 2}, "bing": {"ok": 1, "suspect": 0}}
+    parses: dict[str, dict[str, Any]] = {
+        "google": {"last": "suspect", "ok": 3, "suspect": 2},
+        "bing": {"ok": 1, "suspect": 0},
+    }
     text = metrics.render(queue, {"up": True}, parses=parses)
     found: dict[str, dict[tuple[str, ...], float]] = {}
     for family in text_string_to_metric_families(text):
