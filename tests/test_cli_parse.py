@@ -42,8 +42,11 @@ def test_parse_serp_should_print_results_for_each_file_in_order(
         "discussions",
         "short_videos",
         "blocked",
+        "health",
+        "generic",
     }
     assert first["engine"] == "google" and lines[1]["engine"] == "google"
+    assert first["health"] == {"state": "ok", "reasons": []} and first["generic"] == []
     results = first["results"]
     assert isinstance(results, list) and len(results) == 9
     assert results[1] == {

@@ -2,6 +2,10 @@
 
 Usage: python -m bench.extract.serp FIXTURES_DIR  (e.g. tests/fixtures/serp, or
 tests/fixtures/serp-engines for Bing: each page goes to its engine's parser, told by the page)
+       python -m bench.extract.serp --rewrites [--only NAME,...] DIR...  (each page rewritten
+by each of tests/_rewrites.py's rewrites: organic recall and precision against the page's own
+parse before the rewrite, the AI Overview kept, and the parses that miss more than half of
+their results without saying "suspect"; per half of the pages, split by name, and together)
 Per file: organic URL recall/precision against `*.expected.json` (approved parser output of the
 source project, redirect wrappers removed on both sides) and the facts in
 `*.expected.partial.json` (counts, titles, URLs at given indexes); then a summary per family.
@@ -184,6 +188,10 @@ def report(rows: list[dict[str, Any]]) -> None:
 
 
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--rewrites"]:
+        from .serp_rewrites import run
+
+        return run(argv[1:])
     if len(argv) != 1:
         print(__doc__)
         return 2

@@ -134,6 +134,9 @@ def _serp(text: str, _args: argparse.Namespace) -> dict[str, Any]:
             "discussions",
             "short_videos",
             "blocked",
+            # The parse checked against its page; `generic` is filled when it is "suspect".
+            "health",
+            "generic",
         }
     )
 

@@ -13,15 +13,25 @@ import structlog
 
 from .._dom import document
 from .._engine import Engine
+from .._health import Column, assess
 from .._models import SerpPage
 from ._answer import answer_box, knowledge_panel, people_also_ask
 from ._blocked import detect_bing_interstitial
-from ._organic import organic
+from ._organic import is_excluded, organic
 from ._urls import BING_HOST, clean_bing_url
 
 __all__ = ["BING", "clean_bing_url", "detect_bing_interstitial", "parse_bing"]
 
 log = structlog.get_logger("search.parsers.bing")
+
+# The main column as the parse's health check sees it (2011 on: b_results; 2010: sw_content).
+COLUMN = Column(
+    ids=("b_results", "b_content", "sw_content"),
+    clean=clean_bing_url,
+    own_host=BING_HOST,
+    excluded=is_excluded,
+    wrappers=("/ck/a?",),
+)
 
 
 def parse_bing(html: str, url: str | None = None) -> SerpPage:
@@ -33,13 +43,14 @@ def parse_bing(html: str, url: str | None = None) -> SerpPage:
     doc = document(html)
     if doc is None:
         return SerpPage(engine="bing")
-    return SerpPage(
+    page = SerpPage(
         engine="bing",
         results=organic(doc, url),
         answer=answer_box(doc),
         knowledge_panel=knowledge_panel(doc),
         people_also_ask=people_also_ask(doc),
     )
+    return assess(doc, page, COLUMN, url)
 
 
 BING = Engine(

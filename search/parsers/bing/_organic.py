@@ -8,6 +8,7 @@ from __future__ import annotations
 from lxml.etree import _Element
 
 from .._dom import SPACES, classes, inside, text_of
+from .._health import READ
 from .._models import SerpResult
 from ._urls import clean_bing_url
 
@@ -40,7 +41,7 @@ def organic(doc: _Element, base: str | None) -> list[SerpResult]:
     results: list[SerpResult] = []
     seen: set[str] = set()
     for item in doc.xpath(_ITEMS):
-        if _is_excluded(item):
+        if is_excluded(item):
             continue
         anchors = item.xpath(_TITLES)
         if not anchors:
@@ -51,12 +52,13 @@ def organic(doc: _Element, base: str | None) -> list[SerpResult]:
         if url is None or not title or url in seen:
             continue
         seen.add(url)
+        item.set(READ, "organic")
         snippet = _snippet(item, anchor)
         results.append(SerpResult(rank=len(results) + 1, title=title, url=url, snippet=snippet))
     return results
 
 
-def _is_excluded(item: _Element) -> bool:
+def is_excluded(item: _Element) -> bool:
     """True when the item or a block around it is an ad, an answer or the side panel."""
     for node in (item, *item.iterancestors()):
         if classes(node) & _EXCLUDED_CLASSES or node.get("id") in _EXCLUDED_IDS:

@@ -14,19 +14,30 @@ import structlog
 
 from .._dom import document
 from .._engine import Engine
-from .._models import SerpPage
+from .._health import Column, assess
+from .._models import SerpItem, SerpPage
 from ._answer import answer_box, knowledge_panel, people_also_ask
 from ._blocked import detect_interstitial
 from ._blocks import short_texts
 from ._carousels import top_stories, videos
 from ._families import families
-from ._organic import organic
+from ._organic import not_results, organic
 from ._overview import parse_overview
-from ._urls import GOOGLE_HOST, clean_google_url
+from ._urls import ACCOUNT_HOST, GOOGLE_HOST, clean_google_url, other_tab
 
 __all__ = ["GOOGLE", "clean_google_url", "detect_interstitial", "parse_serp"]
 
 log = structlog.get_logger("search.parsers.google")
+
+# The main column as the parse's health check sees it (2016 on: center_col, rso; 2009: res);
+# Google's own sites are results too (support.google.com for "google"), its account pages not.
+COLUMN = Column(
+    ids=("center_col", "rso", "search", "res"),
+    clean=clean_google_url,
+    own_host=ACCOUNT_HOST,
+    excluded=not_results,
+    wrappers=("/url?", "/interstitial?"),
+)
 
 
 def parse_serp(html: str, url: str | None = None) -> SerpPage:
@@ -42,7 +53,7 @@ def parse_serp(html: str, url: str | None = None) -> SerpPage:
     texts = short_texts(doc)  # where the blocks' headings can be, found once
     overview, state = parse_overview(doc, url, html, texts=texts)
     found = families(doc, url, texts=texts)
-    return SerpPage(
+    page = SerpPage(
         results=organic(doc, url),
         ai_overview=overview,
         ai_overview_state=state,
@@ -51,9 +62,17 @@ def parse_serp(html: str, url: str | None = None) -> SerpPage:
         answer=answer_box(doc),
         knowledge_panel=knowledge_panel(doc),
         people_also_ask=people_also_ask(doc),
-        top_stories=top_stories(doc, url),
+        top_stories=_merged(top_stories(doc, url), found["top_stories"]),
         videos=videos(doc, url),
     )
+    if other_tab(html, url, doc) is not None:
+        return page  # images, news, videos: not the results this parser reads
+    return assess(doc, page, COLUMN, url)
+
+
+def _merged(first: list[SerpItem], then: list[SerpItem]) -> list[SerpItem]:
+    urls = {item.url for item in first}
+    return first + [item for item in then if item.url not in urls]
 
 
 GOOGLE = Engine(

@@ -16,15 +16,13 @@ from typing import Any
 from lxml.etree import _Element
 
 from .._dom import SPACES, text_of
+from .._health import CLAIMED
 from ._ui_text import fold
 
 # Containers a block never reaches past: the results column, the side panel, ads, the page.
 BOUNDARY_IDS = frozenset(
     {"rso", "search", "center_col", "rcnt", "main", "cnt", "rhs", "res", "botstuff", "tads"}
 )
-# Marks a block the parser has claimed (an overview, a forum carousel): its links are never
-# organic results.
-CLAIMED = "data-sb-block"
 _BLOCK_TAGS = frozenset(
     {
         "div",

@@ -10,6 +10,7 @@ import re
 from lxml.etree import _Element
 
 from .._dom import SPACES, ancestors, classes, inside, text_of
+from .._health import READ
 from .._models import SerpResult
 from ._answer import ANSWER_XPATHS
 from ._blocks import CLAIMED
@@ -58,7 +59,8 @@ _EXCLUDED_TAGS = frozenset(
         "g-more-link",
     }
 )
-_EXCLUDED_ATTRS = ("data-text-ad", "data-initq", "data-rw", CLAIMED)
+_AD_ATTRS = ("data-text-ad", "data-initq", "data-rw")
+_EXCLUDED_ATTRS = (*_AD_ATTRS, CLAIMED)
 _SNIPPET_CLASSES = (
     "VwiC3b",
     "IsZvec",
@@ -78,8 +80,10 @@ _DENSE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _BREADCRUMB = re.compile(r"^(https?://)?[\w.-]+\.[a-z]{2,}(:\d+)?\s*(›.*)?$|^.*\s›\s.*$", re.I)
 
 
-def _is_excluded(el: _Element) -> bool:
-    """True when an ancestor marks the link as an ad, carousel, side panel or PAA entry."""
+def is_excluded(el: _Element, *, claimed: bool = True) -> bool:
+    """True when an ancestor marks the link as an ad, carousel, side panel or PAA entry (or,
+    with `claimed`, as inside a block another family claimed)."""
+    attrs = _EXCLUDED_ATTRS if claimed else _AD_ATTRS
     node: _Element | None = el
     while node is not None:
         if not isinstance(node.tag, str):
@@ -89,7 +93,7 @@ def _is_excluded(el: _Element) -> bool:
             return True
         if classes(node) & _EXCLUDED_CLASSES:
             return True
-        if any(node.get(attr) is not None for attr in _EXCLUDED_ATTRS):
+        if any(node.get(attr) is not None for attr in attrs):
             return True
         if node.get("aria-label") in ("Ads", "Sponsored", "Anzeigen", "Annonces"):
             return True
@@ -105,9 +109,15 @@ def _title_anchors(doc: _Element) -> list[tuple[_Element, _Element]]:
     return [(a, h3) for h3 in doc.xpath("//h3") for a in h3.xpath(".//a[@href]")[:1]]
 
 
+def not_results(el: _Element) -> bool:
+    """True when the link sits where no organic result is: an ad, a carousel, the side
+    panel, "People also ask" (a claimed block may still hold some: the health check asks)."""
+    return is_excluded(el, claimed=False)
+
+
 def organic(doc: _Element, base: str | None) -> list[SerpResult]:
     _drop_read_more(doc)
-    pairs = [(a, h) for a, h in _title_anchors(doc) if not _is_excluded(a)]
+    pairs = [(a, h) for a, h in _title_anchors(doc) if not is_excluded(a)]
     blocks = _result_blocks([a for a, _ in pairs])
     results: list[SerpResult] = []
     seen: set[str] = set()
@@ -117,7 +127,10 @@ def organic(doc: _Element, base: str | None) -> list[SerpResult]:
         if url is None or not title or url in seen:
             continue
         seen.add(url)
-        snippet = clean_snippet(_snippet(blocks.get(anchor), anchor))
+        block = blocks.get(anchor)
+        if block is not None:
+            block.set(READ, "organic")
+        snippet = clean_snippet(_snippet(block, anchor))
         results.append(SerpResult(rank=len(results) + 1, title=title, url=url, snippet=snippet))
     return results
 
