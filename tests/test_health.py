@@ -286,3 +286,47 @@ def test_the_console_shows_the_alert_and_the_case_kept(
     band.get_by_role("button", name="Dismiss").click()
     expect(band).to_be_hidden(timeout=10_000)
     assert served.get("/v1/status")["alerts"] == []
+
+
+BING_CHANGED = """<html><head><title>sky - Search</title></head><body><ol id="b_results">
+<li><div><a href="https://example.org/a"><span>First page about the sky</span></a>
+<div>Sunlight is scattered by the air, blue light more than red light.</div></div></li>
+<li><div><a href="https://example.net/b"><span>Second page about the sky</span></a>
+<div>The sky looks blue because of Rayleigh scattering in the atmosphere.</div></div></li>
+<li><div><a href="https://example.com/c"><span>Third page about the sky</span></a>
+<div>Blue light has a shorter wavelength and scatters the most, people say.</div></div></li>
+</ol></body></html>"""
+
+
+def test_bing_s_changed_page_raises_bing_s_own_alert(settings: Settings, tmp_path: Path) -> None:
+    """Google refuses (its challenge), Bing answers from a page its parser no longer reads:
+    the brain hears Bing's page, and Bing's alert stands beside Google's refusal."""
+    from tests._web import fixture_text
+
+    web = FakeWeb()
+    driver = Driver(settings)
+    driver.page_hooks.append(web.hook)
+    registry = default_registry(driver, FakeProvider("gemini"))
+    tool = BrowseTool(settings, driver=driver, registry=registry)
+    web.add(
+        "https://www.google.com/search",
+        Page(fixture_text("serp/zlurad-serp-parser/desktop/recaptcha.html")),
+    )
+    web.add("https://www.bing.com/search", Page(BING_CHANGED))
+    try:
+        walk = tool.run_sync(
+            "why is the sky blue", action="search", ctx=ToolContext(broadcasting=True)
+        )
+    finally:
+        tool.close()
+    found = walk.result
+    assert found is not None and found.provider == "bing"
+    assert found.data["health"]["state"] == "suspect"
+    assert [s.url for s in found.sources] == [
+        "https://example.org/a",
+        "https://example.net/b",
+        "https://example.com/c",
+    ]
+    alerts = {(a["provider"], a["kind"]): a for a in tool.alerts.active()}
+    assert set(alerts) == {("google", "captcha"), ("bing", "parse_suspect")}
+    assert alerts[("bing", "parse_suspect")]["message"] == "Bing's results page may have changed"
