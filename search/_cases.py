@@ -61,6 +61,9 @@ _SECRET = re.compile(
 _SLUG = re.compile(r"[^a-z0-9]+")
 _NAME = re.compile(r"[0-9]{8}T[0-9]{6}Z-[a-z]+-[a-z0-9-]{1,60}")
 _PIECE = 64 << 10  # characters scrubbed at a time
+# A case waits this long before it is written: the call it came from hands its answer back
+# first (the scrub and the compression would hold the interpreter beside it otherwise).
+AFTER_ANSWER_S = 0.5
 _QUEUED = 2  # cases waiting for the worker at most; more are dropped (and logged)
 
 
@@ -239,8 +242,9 @@ def _read_meta(folder: Path) -> dict[str, Any] | None:
 
 
 class CaseKeeper:
-    """Saves cases on one worker thread of low priority, after the call has its answer: a
-    short queue, and a case that finds it full is dropped (logged), never waited for."""
+    """Saves cases on one worker thread of low priority, after the call has its answer
+    (`AFTER_ANSWER_S`): a short queue, and a case that finds it full is dropped (logged),
+    never waited for."""
 
     def __init__(
         self, store: CaseStore, on_saved: Callable[[str, str], None] | None = None
@@ -277,11 +281,13 @@ class CaseKeeper:
                 self._thread.start()
 
     def _work(self) -> None:
-        with contextlib.suppress(OSError, AttributeError):  # below the call's threads
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+        if not os.environ.get("NONICE"):
+            with contextlib.suppress(OSError, AttributeError):
+                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
         while True:
             evidence = self._queue.get()
             try:
+                time.sleep(max(0.0, evidence.at + AFTER_ANSWER_S - time.time()))
                 self._save(evidence)
             finally:
                 self._queue.task_done()
