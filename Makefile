@@ -14,7 +14,7 @@ MCP_INSPECTOR_VERSION := 0.15.0
 export PYTHONDONTWRITEBYTECODE := 1
 
 .PHONY: help setup system venv tools tools-inspector2 tools-claude demo serve test check lint typecheck format bench bench-extract bench-answers \
-        soak screens debug record update-recordings chrome doctor constraints dist clean \
+        soak screens debug record update-recordings case chrome doctor constraints dist clean \
         image base-image image-test podman-ready knockout mutation kube-validate kube-test
 
 help:
@@ -159,6 +159,13 @@ record: setup
 
 update-recordings: setup
 	@$(PY) scripts/update_recordings.py
+
+# A results page kept because its parse was suspect (`stream-browser cases list`) as a
+# recording, with its expected.json from a replay (docs/google.md, "When Google changes its page").
+case: setup
+	@test -n "$(CASE)" -a -n "$(NAME)" || { echo 'usage: make case CASE=<name from stream-browser cases list> NAME=my-recording'; exit 2; }
+	@$(SB) cases export "$(CASE)" --name "$(NAME)"
+	@$(PY) scripts/update_recordings.py "$(NAME)"
 
 # The packages and their headline figures: bench/README.md.
 bench: setup

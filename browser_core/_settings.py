@@ -173,6 +173,12 @@ class Settings(BaseSettings):
     engine_rest_min: float = Field(
         default=30.0, ge=0.0, le=1440.0, validation_alias="SB_ENGINE_REST_MIN"
     )
+    # A results page whose parse is suspect is kept in SB_STATE_DIR/cases (search/_cases.py,
+    # docs/google.md): the newest this many, and this many MB in all; 0: none kept.
+    cases_max: int = Field(default=20, ge=0, le=1000, validation_alias="SB_CASES_MAX")
+    cases_max_mb: float = Field(
+        default=50.0, ge=0.0, le=10_000.0, validation_alias="SB_CASES_MAX_MB"
+    )
     # Consent banners on the broadcast screen (browser_core/stage/_consent.py); unset: follow
     # SB_GOOGLE_CONSENT. "off" leaves them on screen.
     consent: Literal["reject", "accept", "off"] | None = Field(

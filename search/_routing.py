@@ -260,4 +260,4 @@ async def _try(
         ), None
     if answer.failure_kind is not None:  # a hearable failure (a video that did not start)
         return hop(False, answer.failure_kind), answer  # ends the walk: the brain says so
-    return hop(True), answer
+    return hop(True, detail=answer.detail), answer  # ok, with its caveat if it has one

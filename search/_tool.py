@@ -32,6 +32,7 @@ from browser_core import (
     wrap_answer,
 )
 from search._alerts import Alerts
+from search._health import ParseWatch
 from search._routing import REFUSALS, Found, Mode, Registry, Walk, mode_for, walk
 from search._types import (
     ACTIONS,
@@ -136,6 +137,7 @@ class BrowseTool:
         self.cache = _Cache(settings.cache_ttl_s)
         self.last_walk: Walk | None = None  # why the last call answered None, for the caller
         self.alerts = Alerts()  # a search engine that refused us (captcha, consent), until solved
+        self.parses = ParseWatch(settings, self.alerts)  # suspect parses: alert, metric, case
         if isinstance(self.registry.providers.get("gemini"), GeminiProvider):
             _warn_if_no_login(settings)
 
@@ -213,6 +215,7 @@ class BrowseTool:
         table = self.registry.table(mode, request.action, engines)
         found, chain = await walk(table, request, self.settings, deadline)
         self.alerts.observe(chain)
+        self.parses.observe(table)
         if found is None:
             return Walk(None, chain)
         result = self._wrap(found, request, deadline, chain, note)

@@ -85,3 +85,28 @@ def test_other_failures_raise_no_alert_and_a_dismissed_alert_is_gone(tmp_path: P
     tool.close()
     assert tool.alerts.clear("google", by="dismissed in the console")
     assert tool.alerts.active() == [] and not tool.alerts.clear("google", by="twice")
+
+
+def test_a_suspect_parse_has_its_own_alert_beside_a_refusal_and_its_own_way_out() -> None:
+    from browser_core import FailureKind, Hop
+    from search._alerts import PARSE_SUSPECT, Alerts
+
+    alerts = Alerts()
+    alerts.parse_suspect("google", "Google", ["4 outside links in the main column"])
+    alerts.observe(
+        [Hop(provider="google", ok=False, elapsed_ms=1, failure_kind=FailureKind.CAPTCHA)]
+    )
+    assert sorted(str(a["kind"]) for a in alerts.active()) == ["captcha", PARSE_SUSPECT]
+    (parse,) = [a for a in alerts.active() if a["kind"] == PARSE_SUSPECT]
+    assert parse["message"] == "Google's results page may have changed"
+    assert parse["detail"] == "4 outside links in the main column"
+    alerts.note_case("google", "20261207T000000Z-google-sky")
+    # A search that succeeds ends the refusal, not the suspect parse (only an ok parse does).
+    alerts.observe([Hop(provider="google", ok=True, elapsed_ms=1)])
+    assert [(a["kind"], a["case"]) for a in alerts.active()] == [
+        (PARSE_SUSPECT, "20261207T000000Z-google-sky")
+    ]
+    alerts.parse_suspect("google", "Google", ["again"])
+    assert alerts.active()[0]["count"] == 2
+    assert alerts.clear("google", by="a later Google parse was ok", kind=PARSE_SUSPECT)
+    assert alerts.active() == []

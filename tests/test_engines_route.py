@@ -231,3 +231,53 @@ def test_once_the_rest_ends_the_next_search_asks_google_first_again(stage: Stage
     stage.web.add("https://www.google.com/search", Page(fixture_text(GOOGLE)))
     walk = stage.search("crow names")
     assert chain(walk) == [("google", True, None)]
+
+
+def _screen(stage: Stage, settings: Settings, tmp: Any) -> tuple[str, str, list[str]]:
+    """After the stage is done: the owned tab's address, its text, and every tab's address
+    as Chrome itself lists them (CDP), with a screenshot kept in `tmp` to look at."""
+    import json
+    import urllib.request
+
+    stage.tool.loop.run(stage.tool.driver.stage_done(), 10)
+
+    async def look(page: Any) -> tuple[str, str]:
+        await page.screenshot(path=str(tmp / "screen.png"))
+        return str(page.url), str(await page.inner_text("body"))
+
+    url, text = stage.tool.loop.run(stage.tool.driver.run("look", look), 10)
+    with urllib.request.urlopen(settings.cdp_endpoint + "/json/list", timeout=5) as answer:
+        tabs = [t["url"] for t in json.load(answer) if t["type"] == "page"]
+    return url, text, tabs
+
+
+def test_when_every_engine_fails_the_stream_shows_a_calm_page_never_chromes_error_page(
+    stage: Stage, settings: Settings, tmp_path: Any
+) -> None:
+    """Google's page holds nothing readable and Bing cannot be reached: Chrome would show
+    "This site can't be reached" for Bing's address; the audience sees a page of ours."""
+    empty = "<html><body><p>nothing here</p></body></html>"
+    stage.web.add("https://www.google.com/search", Page(empty))  # bing.com: aborted
+    walk = stage.search()
+    assert chain(walk)[:2] == [
+        ("google", False, "no-results"),
+        ("bing", False, "navigation-failed"),
+    ]
+    url, text, tabs = _screen(stage, settings, tmp_path)
+    assert not any(t.startswith("chrome-error://") for t in tabs), tabs
+    assert not url.startswith("chrome-error://")
+    assert "Searching elsewhere" in text and "can’t be reached" not in text
+
+
+def test_an_engine_that_cannot_be_reached_gives_the_screen_back_to_the_last_results_page(
+    stage: Stage, settings: Settings, tmp_path: Any
+) -> None:
+    stage.web.add("https://www.google.com/search", Page(fixture_text(GOOGLE)))
+    first = stage.search("crow names", engine="google")
+    assert chain(first) == [("google", True, None)]
+    shown = stage.where()
+    walk = stage.search("crow names", engine="bing")  # bing.com: aborted
+    assert chain(walk)[0] == ("bing", False, "navigation-failed")
+    url, text, tabs = _screen(stage, settings, tmp_path)
+    assert url == shown and "Crow - Wikipedia" in text
+    assert not any(t.startswith("chrome-error://") for t in tabs), tabs

@@ -251,3 +251,36 @@ def test_the_consent_wall_is_answered_and_the_search_continues(
     # The choice persists (a cookie in the dedicated profile): no wall the second time.
     drv.call(google_search(drv.driver, "crow names", settings), 30)
     assert answered == [set_eom]
+
+
+def _serp(parsed: int, generic: list[str], state: str = "suspect") -> Any:
+    from search.parsers._models import ParseHealth, SerpPage, SerpResult
+
+    def result(rank: int, url: str) -> SerpResult:
+        return SerpResult(rank=rank, title=f"Title {url[-1]}", url=url, snippet="said here")
+
+    urls = [f"https://site.example/{n}" for n in range(parsed)]
+    return SerpPage(
+        results=[result(n + 1, u) for n, u in enumerate(urls)],
+        health=ParseHealth(state=state, reasons=["2 outside links in the main column"]),
+        generic=[result(n + 1, u) for n, u in enumerate(generic)],
+    )
+
+
+def test_a_suspect_parse_is_heard_parsed_results_first_then_the_generic_ones_not_there() -> None:
+    from search.providers.google import GENERIC_LABEL, render_serp
+
+    serp = _serp(
+        2, ["https://site.example/1#frag", "https://site.example/7", "https://site.example/8"]
+    )
+    body = render_serp(serp, [], 5)
+    assert body.index("1. Title 0") < body.index(GENERIC_LABEL) < body.index("3. Title 7")
+    assert "4. Title 8" in body and body.count("Title 1") == 1, (
+        "a link already parsed is not repeated"
+    )
+    assert "The parse of this results page looks incomplete: 2 outside links" in body
+    # Within SB_MAX_RESULTS in all: parsed results that fill it leave no room.
+    assert GENERIC_LABEL not in render_serp(_serp(5, ["https://site.example/9"]), [], 5)
+    # An ok parse never mentions any of it.
+    ok = render_serp(_serp(2, ["https://site.example/7"], state="ok"), [], 5)
+    assert GENERIC_LABEL not in ok and "incomplete" not in ok and "Title 7" not in ok

@@ -4,6 +4,8 @@ one service (no registry shared across the process)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from prometheus_client.parser import text_string_to_metric_families
 
 from browser_core import FailureKind, Hop, ToolExecutionResult
@@ -70,3 +72,26 @@ def test_every_sample_names_the_instance_so_broadcasts_are_told_apart() -> None:
     assert {s.labels.get("sb_instance") for s in samples} == {"broadcast-2"}
     calls = [s for s in samples if s.name == "stream_browser_calls_total"]
     assert calls[0].labels == {"action": "read", "outcome": "ok", "sb_instance": "broadcast-2"}
+
+
+def test_parses_are_counted_by_engine_and_health_and_the_suspect_ones_on_their_own() -> None:
+    metrics, queue = Metrics(), CallQueue(1)
+    parses: dict[str, dict[str, Any]] = {
+        "google": {"last": "suspect", "ok": 3, "suspect": 2},
+        "bing": {"ok": 1, "suspect": 0},
+    }
+    text = metrics.render(queue, {"up": True}, parses=parses)
+    found: dict[str, dict[tuple[str, ...], float]] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            key = tuple(f"{k}={v}" for k, v in sorted(sample.labels.items()))
+            found.setdefault(sample.name, {})[key] = sample.value
+    assert found["stream_browser_parse_suspect_total"] == {
+        ("engine=bing",): 0,
+        ("engine=google",): 2,
+    }
+    parsed = found["stream_browser_parses_total"]
+    assert (
+        parsed[("engine=google", "health=ok")] == 3
+        and parsed[("engine=google", "health=suspect")] == 2
+    )

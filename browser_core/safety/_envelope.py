@@ -141,13 +141,15 @@ class Answer:
     sources and structured data. `by` names who answered when that is not the provider's
     registry name (Gemini: "gemini-cli" or "gemini-api"). `failure_kind` marks a hearable
     failure, such as a video that did not start: the brain says so, and no fallback answers
-    in its place."""
+    in its place. `detail` is what the walk's hop says of an answer that came with a caveat
+    (a results page whose parse is suspect, say)."""
 
     body: str
     sources: Sequence[Source] = ()
     data: dict[str, Any] = field(default_factory=dict)
     by: str | None = None
     failure_kind: FailureKind | None = None
+    detail: str | None = None
 
 
 def wrap_answer(

@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # imported where used, so `--help` and client commands stay l
     pass
 
 COMMAND_MODULES: tuple[str, ...] = (
+    "search.cli._cases",
     "search.cli._core",
     "search.cli._demo",
     "search.cli._dev",
@@ -34,6 +35,10 @@ COMMAND_MODULES: tuple[str, ...] = (
 # mistyped command) imports no command module and a command imports only its own; a test
 # keeps this in step with what the modules register.
 COMMANDS: dict[str, tuple[str, str]] = {
+    "cases": (
+        "search.cli._cases",
+        "results pages kept because their parse was suspect; export one as a test",
+    ),
     "chrome": ("search.cli._core", "start (or stop) the local broadcast Chrome"),
     "doctor": ("search.cli._core", "check settings, Chrome, the Gemini CLI and API key"),
     "search": ("search.cli._core", "web search on the broadcast Chrome (Google, Bing)"),

@@ -15,6 +15,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from .._alerts import PARSE_SUSPECT
 from .._routing import Walk
 from ..service._access import Access
 from ._frames import SHOT_WIDTH, Screens, after_stage
@@ -151,6 +152,7 @@ class Console:
                     {**alert, "rest": status["engines"].get(str(alert.get("provider")))}
                     for alert in status["alerts"]
                 ],
+                "cases": status.get("cases", []),
                 "hold": self._hold(self.gate.person(request)),
                 "screen_log": list(self.ring.screen)[:20],
             }
@@ -263,11 +265,14 @@ class Console:
 
     async def _dismiss(self, _person: Person, name: str, data: dict[str, Any]) -> Response:
         provider = str(data.get("provider") or "")[:40]
+        kind = str(data.get("kind") or "")[:40] or None
         alerts = getattr(self.service.tool, "alerts", None)
-        if alerts is None or not alerts.clear(provider, by=f"dismissed in the console by {name}"):
+        by = f"dismissed in the console by {name}"
+        if alerts is None or not alerts.clear(provider, by=by, kind=kind):
             raise WheelError(404, "no such alert", "see the alerts in /console/api/state")
         self.ring.screen_event(f"dismissed the {provider} alert", name)
-        self.service.tool.end_rests([provider])
+        if kind != PARSE_SUSPECT:  # a refusal dealt with: the engine searches again
+            self.service.tool.end_rests([provider])
         return Response(status_code=204)
 
     async def _frames(self, request: Request) -> Response:

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urldefrag, urlsplit
 
@@ -90,21 +93,73 @@ async def _parse(engine: LiveEngine, page: Any, html: str) -> SerpPage:
 
 async def _load_serp(
     driver: Driver, page: Any, url: str, settings: Settings, engine: LiveEngine
-) -> SerpPage:
-    """Open the results page and parse it; answer a consent wall on the way."""
+) -> tuple[SerpPage, str]:
+    """Open the results page and parse it; answer a consent wall on the way. The parse and
+    the HTML it came from (kept as evidence when the parse is suspect)."""
     nav = await driver.navigate(page, url, wait_until="commit", check=False)
     prepare(page)  # the stage's world and stylesheet, while the page is parsed
-    serp = await _parse(engine, page, await _body_html(page, nav))
+    html = await _body_html(page, nav)
+    serp = await _parse(engine, page, html)
     if serp.blocked is None and not serp.results:
         # Not a result page yet (a script or meta redirect, or a late render): settle, re-read.
         await page.wait_for_load_state("domcontentloaded")
         await driver.settle(page)
-        serp = await _parse(engine, page, await document_html(page))
+        html = await document_html(page)
+        serp = await _parse(engine, page, html)
     if serp.blocked == "consent" and await engine.answer_consent(page, settings.google_consent):
         if not engine.is_results(page.url):
             await page.wait_for_url(engine.results_page, wait_until="commit", timeout=8000)
-        serp = await _parse(engine, page, await document_html(page))
+        html = await document_html(page)
+        serp = await _parse(engine, page, html)
+    return serp, html
+
+
+async def _open_results(
+    driver: Driver,
+    page: Any,
+    url: str,
+    settings: Settings,
+    engine: LiveEngine,
+    on_parse: Callable[[SerpPage, str, str], None] | None,
+) -> SerpPage:
+    """`_load_serp`, never leaving the tab on Chrome's error page for the engine's address;
+    the parse (with the page it came from) told to `on_parse`."""
+    before = page.url
+    try:
+        serp, html = await _load_serp(driver, page, url, settings, engine)
+    except NavigationFailed:
+        await _off_the_error_page(page, before)
+        raise
+    if ranked(serp) and not serp.blocked:
+        _SHOWN[page] = page.url
+    if on_parse is not None:
+        on_parse(serp, html, url)
     return serp
+
+
+def suspect(serp: SerpPage) -> bool:
+    """Whether the parse of this results page says it may not account for the page."""
+    return serp.health.state == "suspect"
+
+
+def ranked(serp: SerpPage) -> list[SerpResult]:
+    """The results a search marks, reads and opens next: the organic ones; when the parse is
+    suspect and found none, the generic reading's (the page's own links, in page order)."""
+    if serp.results or not suspect(serp):
+        return serp.results
+    return serp.generic
+
+
+def heard(serp: SerpPage, max_results: int) -> tuple[list[SerpResult], list[SerpResult]]:
+    """What the brain hears of the results, within `max_results`: the parsed ones first; when
+    the parse is suspect, then the generic reading's links that the parsed ones do not hold
+    (docs/google.md, "When Google changes its page")."""
+    parsed = serp.results[:max_results]
+    if not suspect(serp):
+        return parsed, []
+    seen = {r.url.split("#")[0] for r in serp.results}
+    extra = [r for r in serp.generic if r.url.split("#")[0] not in seen]
+    return parsed, extra[: max(0, max_results - len(parsed))]
 
 
 async def show_serp(
@@ -114,7 +169,7 @@ async def show_serp(
     answer leads with (and a read of the top results opens next) marked, or the last one a
     read opened and could not load, and the caption says what was searched. Runs after the
     answer (`budget_s=None`), or within `budget_s`."""
-    marked = serp.read_failed[-1]["url"] if serp.read_failed else serp.results[0].url
+    marked = serp.read_failed[-1]["url"] if serp.read_failed else ranked(serp)[0].url
     await asyncio.gather(
         show_result(page, marked, budget_s=budget_s),
         show_caption(page, "search", query, settings, budget_s=budget_s),
@@ -148,6 +203,7 @@ async def web_search(
     engine: LiveEngine = GOOGLE_LIVE,
     read_top: int = 0,
     timeout: float | None = None,
+    on_parse: Callable[[SerpPage, str, str], None] | None = None,
 ) -> tuple[SerpPage, list[PageRead]]:
     """Search `engine` (Google unless told) on the owned tab; read the top `read_top`
     results, or (with
@@ -155,12 +211,15 @@ async def web_search(
     and the next organic result too when the top one's best sentences cover too little of
     the query (`SB_SEARCH_READ_CONFIDENCE`): then the better of the two is the one read.
     A read is given what is left of the call's deadline less a reserve, and is dropped (the
-    results page answers alone, `data.read_skipped` says why) when it cannot finish in it."""
+    results page answers alone, `data.read_skipped` says why) when it cannot finish in it.
+    When the parse is suspect and found no organic result, the generic reading's links are
+    the ones marked and read. `on_parse(serp, html, address)` is told of the results page's
+    parse (its health, the page it came from), before anything is read."""
     url = engine.results_url(query, settings)
     deadline = Deadline(timeout if timeout is not None else settings.op_timeout_s)
 
     async def op(page: Any) -> tuple[SerpPage, list[PageRead]]:
-        serp = await _load_serp(driver, page, url, settings, engine)
+        serp = await _open_results(driver, page, url, settings, engine, on_parse)
         await await_overview(page, serp, settings, deadline)
         wanted = _to_read(serp, read_top, settings)
         if not wanted:
@@ -198,7 +257,7 @@ async def web_search(
             await asyncio.gather(
                 show_overview(page, shown, best), show_caption(page, "search", query, settings)
             )
-        elif serp.results and not serp.blocked and engine.is_results(page.url):
+        elif ranked(serp) and not serp.blocked and engine.is_results(page.url):
             await show_serp(page, serp, query, settings)
 
     op_name = f"{engine.name}.search"
@@ -208,9 +267,41 @@ async def web_search(
 google_search = web_search  # the name the recordings, the CLI and the bench know
 
 
+# The last results page each tab showed that held results (its address): where a search
+# whose engine could not be reached takes the audience back to.
+_SHOWN: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+CALM_PAGE = (
+    "<!doctype html><html><head><meta charset='utf-8'><title>Searching</title><style>"
+    "html,body{height:100%;margin:0}body{display:flex;align-items:center;"
+    "justify-content:center;background:#f4f4f2;color:#666;font:28px system-ui,sans-serif}"
+    "</style></head><body><p>Searching elsewhere\u2026</p></body></html>"
+)
+
+
+async def _off_the_error_page(page: Any, before: str, within_s: float = 2.0) -> None:
+    """A search engine that could not be reached leaves Chrome's error page for its address
+    on the tab (a moment after the failure is reported): back to the results page the tab
+    showed before, when it was a good one (results, no wall), else a calm page of ours.
+    Bounded; never raises (the walk goes on to the next engine)."""
+    await _error_page_committed(page)
+    good = _SHOWN.get(page) == before
+    try:
+        if good:
+            with contextlib.suppress(PlaywrightError, TimeoutError):
+                await asyncio.wait_for(page.go_back(wait_until="commit"), within_s)
+            if page.url == before:
+                log.info("search.back_to_last_results", url=before[:200])
+                return
+        await asyncio.wait_for(page.goto("about:blank", wait_until="commit"), within_s)
+        await asyncio.wait_for(page.set_content(CALM_PAGE), within_s)
+        log.info("search.calm_page", was=before[:200])
+    except (PlaywrightError, TimeoutError) as exc:
+        log.info("search.calm_page_failed", error=str(exc)[:200])
+
+
 def _to_read(serp: SerpPage, read_top: int, settings: Settings) -> int:
     """How many of the top results to open: as asked, or one when nothing answers directly."""
-    if serp.blocked or not serp.results:
+    if serp.blocked or not ranked(serp):
         return 0
     if read_top:
         return read_top
@@ -237,7 +328,7 @@ def _wants_next(
     time: then there is none left) or did not answer; else, when the next one was read
     unseen, it answers better (or the top one's confidence is under PEEK_FLOOR); else the
     top one's best sentences cover less of the query than `SB_SEARCH_READ_CONFIDENCE`."""
-    if settings.search_read_confidence <= 0.0 or len(serp.results) < 2 or serp.read_skipped:
+    if settings.search_read_confidence <= 0.0 or len(ranked(serp)) < 2 or serp.read_skipped:
         return False
     if first is None or not _answers(first):
         return True
@@ -259,10 +350,10 @@ def _peek_next(
     the choice needs it: judged beside it, the two extractions shared one interpreter and
     the top one's read took twice as long (measured: 110 ms against 58 on the Japanese
     development pages)."""
-    if read_top or settings.search_read_confidence <= 0.0 or len(serp.results) < 2:
+    if read_top or settings.search_read_confidence <= 0.0 or len(ranked(serp)) < 2:
         return None
     timeout = max(0.1, deadline.remaining() - READ_RESERVE_S)
-    return asyncio.ensure_future(driver.peek(page, serp.results[1].url, timeout))
+    return asyncio.ensure_future(driver.peek(page, ranked(serp)[1].url, timeout))
 
 
 async def _peeked(
@@ -288,7 +379,7 @@ async def _peeked(
     if not peeking.done():
         peeking.cancel()
         why = f"not loaded within {wait:.1f} s"
-        late = PeekRead(url=serp.results[1].url[:500], outcome="late", error=why)
+        late = PeekRead(url=ranked(serp)[1].url[:500], outcome="late", error=why)
         serp.read_peek = late.model_dump()
         log.info("search.read_peek_late", engine=serp.engine, wait_s=round(wait, 1))
         return None
@@ -310,7 +401,7 @@ def _better_first(serp: SerpPage, first: PageRead | None, second: PageRead) -> l
         or not _answers(first)
         or second.confidence > first.confidence + READ_NEXT_MARGIN
     )
-    top = serp.results[0]
+    top = ranked(serp)[0]
     serp.read_choice = {
         "chosen": 2 if take_second else 1,
         "results": [
@@ -426,7 +517,7 @@ async def _read_results(
     results page (never left on a site's error page or Chrome's)."""
     reads: list[PageRead] = []
     late = False
-    for result in serp.results[:wanted]:
+    for result in ranked(serp)[:wanted]:
         try:
             read = await _read_one(driver, page, serp, result, query, settings, deadline)
         except TimeoutError:
@@ -495,7 +586,7 @@ async def _read_next(
             remaining_s=round(deadline.remaining(), 1),
         )
         return None
-    second = serp.results[1]
+    second = ranked(serp)[1]
     results = engine.results_url(query, settings)
     if await _back_to_results(driver, page, engine, results):
         prepare(page)
@@ -542,6 +633,33 @@ def _read_notes(serp: SerpPage, reads: list[PageRead]) -> list[str]:
     return lines
 
 
+GENERIC_LABEL = (
+    "A generic reading of the results page: the parser may be out of date. The links of "
+    "the page's main column, with the text around them"
+)
+
+
+def _result_line(number: int, result: SerpResult) -> str:
+    host = urlsplit(result.url).hostname or result.url
+    snippet = f" - {result.snippet}" if result.snippet else ""
+    return f"{number}. {result.title} ({host}){snippet}"
+
+
+def _result_lines(serp: SerpPage, max_results: int) -> list[str]:
+    """The parsed results; when the parse is suspect, a line that says so and the generic
+    reading's links the parsed ones do not hold, under their label."""
+    parsed, extra = heard(serp, max_results)
+    lines = ["Top results:"] if parsed else []
+    lines += [_result_line(r.rank, r) for r in parsed]
+    if suspect(serp):
+        reasons = "; ".join(serp.health.reasons[:3]) or "it accounts for too little of the page"
+        lines.append(f"(The parse of this results page looks incomplete: {reasons}.)")
+    if extra:
+        lines.append(f"{GENERIC_LABEL}:")
+        lines += [_result_line(len(parsed) + i, r) for i, r in enumerate(extra, 1)]
+    return lines
+
+
 def render_serp(
     serp: SerpPage,
     reads: list[PageRead],
@@ -563,12 +681,7 @@ def render_serp(
     if panel:
         lines.append(f"About {panel.title}: {panel.description}".rstrip(": "))
         lines += [f"  {key}: {value}" for key, value in list(panel.facts.items())[:6]]
-    if serp.results:
-        lines.append("Top results:")
-    for result in serp.results[:max_results]:
-        host = urlsplit(result.url).hostname or result.url
-        snippet = f" - {result.snippet}" if result.snippet else ""
-        lines.append(f"{result.rank}. {result.title} ({host}){snippet}")
+    lines += _result_lines(serp, max_results)
     if serp.people_also_ask:
         lines.append("People also ask: " + "; ".join(serp.people_also_ask[:4]))
     if serp.top_stories:
@@ -579,6 +692,20 @@ def render_serp(
     if lines and engine != "Google":
         lines.insert(0, f"(Searched on {engine}.)")
     return "\n".join(lines) if lines else f"{engine} found no results."
+
+
+@dataclass(frozen=True)
+class ParsedPage:
+    """The results page a search parsed: what the tool watches (its health raises or clears
+    the alert, counts in the metrics, and a suspect one is kept as a case). `html` is the
+    page only when the parse is suspect ("" otherwise: nothing kept that is not needed)."""
+
+    engine: str
+    title: str
+    query: str
+    url: str
+    serp: SerpPage
+    html: str = ""
 
 
 class SearchProvider:
@@ -594,6 +721,12 @@ class SearchProvider:
         self.engine = engine
         self.name = engine.name
         self.rest = Rest()
+        self.parsed: ParsedPage | None = None
+
+    def take_parsed(self) -> ParsedPage | None:
+        """The results page the last search parsed (once; None when none was parsed)."""
+        parsed, self.parsed = self.parsed, None
+        return parsed
 
     async def run(self, request: Request, settings: Settings, deadline: Deadline) -> Answer:
         engine = self.engine
@@ -612,6 +745,7 @@ class SearchProvider:
             engine=engine,
             read_top=request.read_top,
             timeout=deadline.remaining(),
+            on_parse=lambda serp, html, url: self._parsed(request.query, serp, html, url),
         )
         if serp.blocked:
             self._refused(serp.blocked, settings)
@@ -622,7 +756,7 @@ class SearchProvider:
                 f"{settings.engine_rest_min:g} min (SB_ENGINE_REST_MIN)",
             )
         if not (
-            serp.results
+            ranked(serp)
             or serp.answer
             or serp.knowledge_panel
             or serp.top_stories
@@ -637,6 +771,11 @@ class SearchProvider:
                 "page layout changed: record it with `make record` and update the parser",
             )
         return _answer(serp, reads, request, settings, engine)
+
+    def _parsed(self, query: str, serp: SerpPage, html: str, url: str) -> None:
+        if serp.blocked is None:  # a wall is not a results page: its own alert says so
+            kept = html if suspect(serp) else ""
+            self.parsed = ParsedPage(self.name, self.engine.title, query, url, serp, kept)
 
     def _refused(self, kind: str, settings: Settings) -> None:
         if settings.engine_rest_min <= 0:
@@ -676,7 +815,8 @@ def _answer(
     spoken, _, _ = overview_text(serp, request.query, settings.read_max_chars)
     cited = serp.ai_overview.sources if spoken and serp.ai_overview else []
     sources = [Source(title=c.title, url=c.url) for c in cited]
-    sources += [Source(title=r.title, url=r.url) for r in serp.results[: settings.max_results]]
+    parsed, extra = heard(serp, settings.max_results)
+    sources += [Source(title=r.title, url=r.url) for r in (*parsed, *extra)]
     listed: set[str] = set()
     sources = [s for s in sources if _first(s.url.split("#")[0], listed)]
     opened = [(r.title or "", r.final_url) for r in reads]
@@ -689,7 +829,20 @@ def _answer(
     data = serp.model_dump()
     data["reads"] = [read.model_dump() for read in reads]
     text = render_serp(serp, reads, settings.max_results, overview=spoken, engine=engine.title)
-    return Answer(text, sources, data)
+    return Answer(text, sources, data, detail=_walk_note(serp, extra))
+
+
+def _walk_note(serp: SerpPage, extra: list[SerpResult]) -> str | None:
+    """What the walk's hop says of an answer from a suspect parse (None: nothing to say)."""
+    if not suspect(serp):
+        return None
+    reasons = "; ".join(serp.health.reasons[:3])
+    given = (
+        f"{len(extra)} links of a generic reading of the page were added"
+        if extra
+        else "the parsed results were given as they are"
+    )
+    return f"the results page's parse is suspect ({reasons}): {given}"[:300]
 
 
 def _first(key: str, seen: set[str]) -> bool:

@@ -124,7 +124,7 @@ def _routes(app: FastAPI, service: Service) -> None:
     @app.get("/metrics", response_class=PlainTextResponse, responses=_responses(401, 403, 503))
     async def metrics() -> PlainTextResponse:
         text = service.metrics.render(
-            service.queue, service.chrome(), service.alerts(), service.engines()
+            service.queue, service.chrome(), service.alerts(), service.engines(), service.parses()
         )
         return PlainTextResponse(text, media_type="text/plain; version=0.0.4")
 

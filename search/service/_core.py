@@ -287,6 +287,8 @@ class Service:
             "alerts": self.alerts(),
             "chrome": self.chrome(),
             "engines": self.engines(),
+            "parses": self.parses(),
+            "cases": self.cases()[:20],
             "stream_browser": self.settings.stream_browser,
         }
 
@@ -305,6 +307,28 @@ class Service:
         """The open alerts: a search engine that refused us (captcha, consent, blocked)."""
         alerts = getattr(self.tool, "alerts", None)
         return list(alerts.active()) if alerts is not None else []
+
+    def parses(self) -> dict[str, dict[str, Any]]:
+        """Each search engine's parses by health (ok, suspect) and the last one's."""
+        watch = getattr(self.tool, "parses", None)
+        return watch.state() if watch is not None else {}
+
+    def cases(self) -> list[dict[str, Any]]:
+        """The results pages kept because their parse was suspect, newest first (name,
+        engine, query, when, reasons)."""
+        watch = getattr(self.tool, "parses", None)
+        if watch is None:
+            return []
+        return [
+            {
+                "name": case.get("name"),
+                "engine": case.get("engine"),
+                "query": case.get("query"),
+                "at": case.get("at"),
+                "reasons": (case.get("health") or {}).get("reasons", []),
+            }
+            for case in watch.cases.list()
+        ]
 
     async def close(self) -> None:
         """Drop the CDP connection (Chrome and its tabs stay up) and stop the loop thread."""

@@ -36,6 +36,7 @@ class _Live(Collector):
     chrome: dict[str, Any] = field(default_factory=dict)
     engines: dict[str, dict[str, Any]] = field(default_factory=dict)
     alerts: list[dict[str, Any]] = field(default_factory=list)
+    parses: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def collect(self) -> Iterator[Metric]:
         waiting = self.queue.waiting if self.queue else 0
@@ -66,10 +67,31 @@ class _Live(Collector):
         yield resting
         yield GaugeMetricFamily(
             "stream_browser_alerts",
-            "open alerts: search engines refusing the broadcast Chrome (0 when none)",
+            "open alerts: search engines refusing the broadcast Chrome, or whose results page "
+            "may have changed (0 when none)",
             value=len(self.alerts),
         )
         yield self._alerts()
+        yield from self._parses()
+
+    def _parses(self) -> Iterator[Metric]:
+        """Results pages parsed, by engine and health; the suspect ones on their own too."""
+        parsed = CounterMetricFamily(
+            "stream_browser_parses",
+            "results pages parsed, by engine and health (ok, suspect)",
+            labels=("engine", "health"),
+        )
+        suspect = CounterMetricFamily(
+            "stream_browser_parse_suspect",
+            "results pages whose parse was suspect (the page may have changed: see the console)",
+            labels=("engine",),
+        )
+        for engine, state in sorted(self.parses.items()):
+            for health in ("ok", "suspect"):
+                parsed.add_metric((engine, health), int(state.get(health, 0)))
+            suspect.add_metric((engine,), int(state.get("suspect", 0)))
+        yield parsed
+        yield suspect
 
     def _alerts(self) -> Metric:
         """1 per search engine that refused us (captcha, consent) until solved or dismissed;
@@ -150,8 +172,10 @@ class Metrics:
         chrome: dict[str, Any],
         alerts: list[dict[str, Any]] | None = None,
         engines: dict[str, dict[str, Any]] | None = None,
+        parses: dict[str, dict[str, Any]] | None = None,
     ) -> str:
         self._live.queue, self._live.chrome = queue, chrome
         self._live.alerts = alerts or []
         self._live.engines = engines or {}
+        self._live.parses = parses or {}
         return generate_latest(self.registry).decode("utf-8")

@@ -199,6 +199,18 @@ async function showShot(call) {
   img.hidden = false;
 }
 
+// The results pages kept because their parse was suspect: turn one into a test with
+// `make case CASE=name NAME=recording` (docs/google.md).
+function renderCases(cases) {
+  const list = $("cases");
+  clear(list);
+  for (const c of cases) {
+    const why = (c.reasons || []).join("; ");
+    list.appendChild(el("li", shortTime(c.at) + " " + c.engine + " \u201c" + c.query + "\u201d: " + (why || "suspect") + " (" + c.name + ")"));
+  }
+  if (!cases.length) list.appendChild(el("li", "none", "muted"));
+}
+
 async function pollState() {
   try {
     const answer = await get("/console/api/state");
@@ -208,6 +220,7 @@ async function pollState() {
       renderQueue(state);
       renderKinds(state.kinds);
       renderAlerts(state.alerts || []);
+      renderCases(state.cases || []);
       renderHold(state);
       calls = state.calls;
       renderCalls();

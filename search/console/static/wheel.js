@@ -36,6 +36,7 @@ function renderAlerts(alerts) {
   box.hidden = !alerts.length;
   for (const a of alerts) {
     const p = el("p");
+    if (a.kind === "parse_suspect") { renderParseAlert(box, p, a); continue; }
     p.appendChild(el("strong", a.provider + " refused the broadcast Chrome (" + a.kind + ")"));
     const resting = a.rest && a.rest.resting;
     const then = resting
@@ -48,12 +49,27 @@ function renderAlerts(alerts) {
     const dismiss = el("button", "Dismiss");
     dismiss.type = "button";
     dismiss.className = "dismiss";
-    dismiss.addEventListener("click", () => post("/console/api/alerts/dismiss", { provider: a.provider }).catch(() => {}));
+    dismiss.addEventListener("click", () => post("/console/api/alerts/dismiss", { provider: a.provider, kind: a.kind }).catch(() => {}));
     p.appendChild(take);
     p.appendChild(dismiss);
     if (a.detail) p.appendChild(el("span", a.detail, "small"));
     box.appendChild(p);
   }
+}
+
+// A results page that no longer parses as it should: the brain gets a generic reading, and
+// the page is kept as a case for the fix.
+function renderParseAlert(box, p, a) {
+  p.appendChild(el("strong", a.message || (a.provider + "'s results page may have changed")));
+  const kept = a.case ? "; the page is kept as case " + a.case + " (make case CASE=" + a.case + " NAME=...)" : "";
+  p.appendChild(el("span", "since " + shortTime(a.since) + ", " + a.count + " time" + (a.count === 1 ? "" : "s") + ": searches answer with a generic reading of the page" + kept + "."));
+  const dismiss = el("button", "Dismiss");
+  dismiss.type = "button";
+  dismiss.className = "dismiss";
+  dismiss.addEventListener("click", () => post("/console/api/alerts/dismiss", { provider: a.provider, kind: a.kind }).catch(() => {}));
+  p.appendChild(dismiss);
+  if (a.detail) p.appendChild(el("span", a.detail, "small"));
+  box.appendChild(p);
 }
 
 function renderHold(state) {
