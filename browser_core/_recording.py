@@ -4,6 +4,13 @@ Both use the CDP default context without closing it (closing it would disconnect
 What is written is scrubbed: cookies, auth and API-key headers, key-bearing URLs and failed
 entries (a failed entry makes `route_from_har` hang instead of aborting) never reach disk.
 Requests of other tabs in the same Chrome are left out of the HAR.
+
+Playwright's HAR takes a response's body when its request finishes (`Network.loadingFinished`,
+then `Network.getResponseBody`); an entry whose request is still loading when the HAR is
+stopped is written with an empty body, silently. The driver answers from the document's body
+as Chrome's network stack has it, before the page's renderer has finished taking it in (a
+1.7 MB results page: often tens of ms later), so `stop()` first waits for the owned tab's
+documents to finish, and a document that still has no body in the written HAR is an error.
 """
 
 from __future__ import annotations
@@ -21,6 +28,8 @@ from urllib.parse import parse_qsl, urlsplit
 import structlog
 from playwright.async_api import BrowserContext, Page, Request, Route
 from playwright.async_api import Error as PlaywrightError
+
+from ._errors import StreamBrowserError
 
 log = structlog.get_logger("browser_core.recording")
 
@@ -45,6 +54,10 @@ SECRET_HEADERS = frozenset(
 SECRET_PARAMS = frozenset({"key", "api_key", "apikey", "access_token", "token", "auth"})
 # Resource types kept by a slim recording (what the parsers and the player need).
 SLIM_TYPES = frozenset({"document", "media", "xhr", "fetch"})
+# How long `stop()` waits for the owned tab's documents still loading (their bodies).
+DOCUMENTS_WAIT_S = 10.0
+# Statuses of a document response that has no body by definition.
+_BODYLESS = frozenset({204, 205, 304})
 # Markers of a page served to a signed-in Google account (its name and e-mail are in it).
 _SIGNED_IN_MARKERS = ("SignOutOptions", "accounts.google.com/Logout")
 
@@ -184,10 +197,27 @@ def scrub_har(
 
 
 @dataclass
+class _Document:
+    """A document request of the recorded tab, followed until it ends."""
+
+    request: Request
+    page: Page
+    outcome: str = "loading"  # "finished", "failed" or "closed" (its tab went first)
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def end(self, outcome: str) -> None:
+        if self.outcome == "loading":
+            self.outcome = outcome
+            self.done.set()
+
+
+@dataclass
 class SessionRecorder:
     """A driver page hook that records the owned tab's session: trace and/or HAR.
 
     Pass `hook` in the driver's `page_hooks`; call `stop()` before the driver is closed.
+    `stop()` raises `StreamBrowserError` (and writes no HAR) when a document the tab loaded
+    would be recorded without its body.
     """
 
     trace_path: Path | None = None
@@ -198,10 +228,14 @@ class SessionRecorder:
     urls: list[str] = field(default_factory=list)
     _context: BrowserContext | None = None
     _started: float = 0.0
+    _documents: list[_Document] = field(default_factory=list)
 
     async def hook(self, page: Page) -> None:
         context = page.context
-        page.on("request", self._seen)
+        page.on("request", lambda request: self._seen(request, page))
+        page.on("requestfinished", lambda request: self._ended(request, "finished"))
+        page.on("requestfailed", lambda request: self._ended(request, "failed"))
+        page.on("close", lambda _: self._closed(page))
         if context is self._context:
             return
         if self._context is not None:
@@ -215,8 +249,21 @@ class SessionRecorder:
             await context.tracing.start_har(self.har_path, content="embed", mode="minimal")
         log.info("recording.started", trace=self.trace_path is not None, har=str(self.har_path))
 
-    def _seen(self, request: Request) -> None:
+    def _seen(self, request: Request, page: Page) -> None:
         self.urls.append(request.url)
+        self._ended(request.redirected_from, "finished")  # a redirect hop ends with the next
+        if request.resource_type == "document":
+            self._documents.append(_Document(request, page))
+
+    def _ended(self, request: Request | None, outcome: str) -> None:
+        for document in self._documents:
+            if document.request is request:
+                document.end(outcome)
+
+    def _closed(self, page: Page) -> None:
+        for document in self._documents:
+            if document.page is page:
+                document.end("closed")
 
     async def stop(self, *, keep_trace: bool | None = None) -> Path | None:
         """Write the HAR (scrubbed) and the trace; return the trace path if one was written."""
@@ -224,10 +271,64 @@ class SessionRecorder:
         if context is None:
             log.warning("recording.not_started", hint="the action never reached the owned tab")
             return None
-        if self.har_path is not None:
-            await context.tracing.stop_har()
-            resource_types = SLIM_TYPES if self.slim else None
-            scrub_har(self.har_path, only_urls=self.urls, resource_types=resource_types)
+        lost = await self._write_har(context) if self.har_path is not None else []
+        trace = await self._stop_trace(context, keep_trace)
+        if lost and self.har_path is not None:
+            self.har_path.unlink(missing_ok=True)
+            log.error("recording.body_lost", documents=lost, har=str(self.har_path))
+            raise StreamBrowserError(
+                f"the recording lost the body of {'; '.join(lost)}, so no HAR was written",
+                hint="record again; if it happens every time, the page may be too large "
+                "or the tab moved on before it finished loading",
+            )
+        return trace
+
+    async def _write_har(self, context: BrowserContext) -> list[str]:
+        """Stop and scrub the HAR once the tab's documents are in; the ones without a body."""
+        assert self.har_path is not None
+        await self._wait_for_documents()
+        await context.tracing.stop_har()
+        resource_types = SLIM_TYPES if self.slim else None
+        scrub_har(self.har_path, only_urls=self.urls, resource_types=resource_types)
+        data = json.loads(self.har_path.read_text(encoding="utf-8"))
+        return [why for url in empty_documents(data) if (why := await self._lost(url))]
+
+    async def _wait_for_documents(self) -> None:
+        """Wait (bounded) for the documents still loading: the HAR takes a body only when
+        its request has finished."""
+        loading = [d for d in self._documents if d.outcome == "loading"]
+        if not loading:
+            return
+        started = time.monotonic()
+        waits = [asyncio.ensure_future(d.done.wait()) for d in loading]
+        _, pending = await asyncio.wait(waits, timeout=DOCUMENTS_WAIT_S)
+        for wait in pending:
+            wait.cancel()
+        log.info(
+            "recording.documents_waited",
+            documents=len(loading),
+            still_loading=len(pending),
+            waited_ms=int((time.monotonic() - started) * 1000),
+        )
+
+    async def _lost(self, url: str) -> str | None:
+        """Why the document at `url` has no body in the HAR, or None when it truly had none
+        (an empty page) or never finished coming (a navigation the page cut short)."""
+        documents = [d for d in self._documents if d.request.url == url]
+        outcomes = {d.outcome for d in documents}
+        if "loading" in outcomes:
+            return f"{url[:200]} (still loading {DOCUMENTS_WAIT_S:g} s after the action)"
+        if "closed" in outcomes:
+            return f"{url[:200]} (its tab closed before it finished loading)"
+        for document in documents:
+            if document.outcome == "finished" and await _had_body(document.request):
+                return f"{url[:200]} (it loaded, but Chrome did not hand its body over)"
+        if not documents:
+            return f"{url[:200]} (a document the recorder never saw start)"
+        log.info("recording.cut_short", url=url[:200], hint="the page moved on before it loaded")
+        return None
+
+    async def _stop_trace(self, context: BrowserContext, keep_trace: bool | None) -> Path | None:
         if self.trace_path is None:
             return None
         keep = self.keep_trace if keep_trace is None else keep_trace
@@ -242,6 +343,28 @@ class SessionRecorder:
             elapsed_ms=int((time.monotonic() - self._started) * 1000),
         )
         return self.trace_path
+
+
+def empty_documents(data: dict[str, Any]) -> list[str]:
+    """The URLs of a HAR's document entries that should carry a body and carry none."""
+    urls = []
+    for entry in data.get("log", {}).get("entries", []):
+        response = entry.get("response", {})
+        status = int(response.get("status", 0) or 0)
+        if entry.get("_resourceType", "document") != "document" or not 200 <= status < 300:
+            continue
+        if status not in _BODYLESS and not response.get("content", {}).get("text"):
+            urls.append(str(entry.get("request", {}).get("url", "")))
+    return urls
+
+
+async def _had_body(request: Request) -> bool:
+    """Whether the network delivered any body bytes for `request` (True when unknown)."""
+    try:
+        sizes = await asyncio.wait_for(request.sizes(), 5)
+    except (PlaywrightError, TimeoutError):
+        return True
+    return int(sizes.get("responseBodySize", 1)) != 0
 
 
 # -- watching: highlights, step timings, slow motion ------------------------------------------

@@ -293,7 +293,12 @@ def main(argv: list[str] | None = None) -> int:
             settings = scratch_settings(port, f"{tmp}/state", parse_options(args.option or []))
             options = case_options(settings, args.action, args.read_top, arg=args.arg)
             options |= parse_options(args.option or [])
-            live = asyncio.run(record(args, settings, folder))
+            try:
+                live = asyncio.run(record(args, settings, folder))
+            except StreamBrowserError as exc:  # a body the recording could not keep
+                shutil.rmtree(folder, ignore_errors=True)
+                print(f"{folder.name}: {exc}", file=sys.stderr)
+                return 1
             if args.url and args.url != action_url(args.action, args.arg, settings):
                 live = {}  # the recording run could not follow the redirect (see add_entry)
             case = write_case(folder, args.action, args.arg, options, describe_source(args))

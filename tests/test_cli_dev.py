@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import structlog
 
-from browser_core import Settings, stop_pid
+from browser_core import Settings, _recording, stop_pid
 from browser_core._recording import scrub_har_data
 from browser_core.chrome import load_state
 from search.cli import _dev as _cli_dev
@@ -316,3 +316,25 @@ def test_scrub_flags_a_page_served_to_a_signed_in_account() -> None:
     entry = _entry("https://www.google.com/search?q=x")
     entry["response"]["content"] = {"text": '<a href="/SignOutOptions">me@example.com</a>'}
     assert scrub_har_data({"log": {"entries": [entry]}}).signed_in
+
+
+def test_record_of_a_page_whose_frame_never_finishes_fails_and_writes_nothing(
+    dev_settings: Settings,
+    http: LocalServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(_recording, "DOCUMENTS_WAIT_S", 0.3)
+    frame = http.route("/rec/frame", Reply("<p>still coming</p>" * 3000, trickle_s=8.0))
+    url = http.route("/rec/framed", Reply(ARTICLE.replace("</body>", '<iframe src="/rec/frame">')))
+    folder = tmp_path / "recordings" / "framed"
+    code = run_cli(
+        dev_settings, "record", "read", url, "--name", "framed", "--dir", str(folder.parent)
+    )
+    err = capsys.readouterr().err
+    assert code == 1
+    assert f"the recording lost the body of {frame} (still loading 0.3 s after" in err
+    assert "Traceback" not in err
+    assert not folder.exists()

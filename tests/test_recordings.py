@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from browser_core import ChromeProcess
+from browser_core._recording import empty_documents
 from browser_core._replay import RECORDINGS_DIR
 from search.cli import main
 from search.recordings._runner import (
@@ -54,6 +55,17 @@ def _failure_report(name: str, problems: list[str], trace: Path) -> str:
 def test_recordings_cover_every_action() -> None:
     kinds = {load_case(folder).action for folder in FOLDERS}
     assert kinds >= REQUIRED_KINDS, f"tests/recordings/ lacks a {REQUIRED_KINDS - kinds} case"
+
+
+def test_every_recorded_document_carries_its_body() -> None:
+    """A HAR written while a page was still loading kept an empty body (the replay then
+    finds "Document is empty"); none may be committed."""
+    empty = {
+        folder.name: urls
+        for folder in FOLDERS
+        if (urls := empty_documents(json.loads((folder / "session.har").read_text("utf-8"))))
+    }
+    assert empty == {}, "recordings with a document kept without its body (record them again)"
 
 
 @pytest.mark.parametrize("folder", FOLDERS, ids=[f.name for f in FOLDERS])

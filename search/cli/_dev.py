@@ -361,7 +361,12 @@ def cmd_record(args: argparse.Namespace, app: Any) -> int:
         title=f"record {args.name}",
         slim=not args.full,
     )
-    live = asyncio.run(_record_live(args, settings, recorder))
+    try:
+        live = asyncio.run(_record_live(args, settings, recorder))
+    except StreamBrowserError as exc:  # a page the recording could not keep whole
+        shutil.rmtree(folder, ignore_errors=True)
+        print(f"stream-browser: {exc}", file=sys.stderr)
+        return EXIT_FAILED
     if not recorder.har_path or not recorder.har_path.is_file():
         print(f"stream-browser: nothing was recorded ({json.dumps(live)[:300]})", file=sys.stderr)
         return EXIT_FAILED
