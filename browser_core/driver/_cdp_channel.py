@@ -211,9 +211,10 @@ async def _handshake(url: urllib.parse.SplitResult) -> CdpChannel:
     reader, writer = await asyncio.open_connection(host, port, ssl=context, limit=1 << 20)
     key = base64.b64encode(os.urandom(16)).decode("ascii")
     authority = url.netloc.rpartition("@")[2]
+    target = url.path + (f"?{url.query}" if url.query else "")
     writer.write(
         (
-            f"GET {url.path} HTTP/1.1\r\nHost: {authority}\r\nUpgrade: websocket\r\n"
+            f"GET {target} HTTP/1.1\r\nHost: {authority}\r\nUpgrade: websocket\r\n"
             f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
         ).encode("ascii")
     )
