@@ -7,7 +7,8 @@ A read goes down through these rooms and back, each calling only the ones below 
   `_tab_lock`), within the call's deadline (`_deadline`), and the stage's hold on the tab
   after the answer is handed back (at most `STAGE_HOLD_S`).
 - `_connection`: attaching to Chrome (bounded tries, backoff), dropping, recycling every
-  `RECYCLE_OPS` operations; Chrome's health between calls and its probe (`_health`).
+  `RECYCLE_OPS` operations; Chrome's health between calls and its probe (`_health`); the
+  driver's own raw CDP socket beside Playwright's, for the early body (`_cdp_channel`).
 - `_owned_tab`: the one tab we own, found by its saved id (`_tab_record`), adopted or
   opened, replaced over HTTP when stuck or wedged, with the spares that leaves
   (`_spare_tabs`); `_page_guards`: what every owned page gets (dialogs answered, popups

@@ -7,6 +7,9 @@ call); a Chrome that is down (after a failed connect calls fail at once with
 connections but never answers (no retry: it would cost as much again); Playwright's memory
 growing over a long run (every `RECYCLE_OPS` operations the connection and Playwright's Node
 driver are dropped; the next operation starts fresh ones, about 0.5-0.8 s once).
+
+Beside Playwright's, it keeps a raw CDP socket to the same Chrome for the early body
+(`_cdp_channel`), opened on first use and dropped with the connection.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from playwright.async_api import Error as PlaywrightError
 from .._errors import CdpUnreachable, OperationTimeout
 from .._memory import driver_node_options
 from .._settings import Settings
+from ._cdp_channel import CdpChannel, CdpChannelError
 from ._deadline import Deadline
 from ._health import PROBE_TIMEOUT_S, HealthMonitor, probe
 from ._playwright_errors import ErrorClass, classify_error, short
@@ -37,6 +41,7 @@ log = structlog.get_logger("browser_core.driver")
 # the connection and stop the driver; the next operation starts a fresh one and reattaches
 # to the same tab (about 0.5-0.8 s, once; see docs/performance.md, "Soak").
 RECYCLE_OPS = 200
+CHANNEL_RETRY_S = 30.0  # a raw socket that could not be opened is not tried again before this
 CDP_HINT = "start it with `stream-browser chrome` (or run Chrome with --remote-debugging-port)"
 
 
@@ -51,6 +56,9 @@ class Connection:
         self.closed = False
         self._ops_done = 0
         self._recycle_due = False
+        self.endpoint = ""  # the one attached to
+        self._channel: CdpChannel | None = None
+        self._channel_failed_at = -CHANNEL_RETRY_S
 
     @property
     def connected(self) -> bool:
@@ -86,7 +94,7 @@ class Connection:
             log.info("driver.connect_attempt", endpoint=endpoint, attempt=attempt)
             browser, error, hung = await self._connect_once(endpoint, budget, before_attach)
             if browser is not None:
-                self.browser = browser
+                self.browser, self.endpoint = browser, endpoint
                 self.health.connected()
                 elapsed_ms = int((time.monotonic() - started) * 1000)
                 log.info(
@@ -129,12 +137,30 @@ class Connection:
             return None, short(exc), classify_error(exc) is ErrorClass.TIMEOUT
         return browser, "", False
 
+    async def cdp_channel(self) -> CdpChannel | None:
+        """The raw CDP socket to the attached Chrome (opened on first use), or None: not
+        attached, or it could not be opened lately (the caller uses Playwright's session)."""
+        if self._channel is not None and not self._channel.closed:
+            return self._channel
+        if not self.connected or time.monotonic() - self._channel_failed_at < CHANNEL_RETRY_S:
+            return None
+        try:
+            self._channel = await CdpChannel.open(self.endpoint)
+        except CdpChannelError as exc:
+            self._channel_failed_at = time.monotonic()
+            log.info("driver.cdp_channel_unavailable", endpoint=self.endpoint, error=str(exc))
+            return None
+        return self._channel
+
     # -- letting go ----------------------------------------------------------------------------
 
     async def drop(self, page: Page | None) -> None:
         """Drop the connection (Chrome and its tabs stay); `page`, the owned tab's page on
         it, has its routes removed first."""
         browser, self.browser = self.browser, None
+        channel, self._channel = self._channel, None
+        if channel is not None:
+            await channel.close()
         if page is not None and not page.is_closed() and browser is not None:
             # Route handlers still running (a recording's, the guard's) would fail on the
             # closed connection and print "Task exception was never retrieved".

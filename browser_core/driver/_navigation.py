@@ -166,7 +166,7 @@ class Navigation:
         if wait_until != "commit":
             return await page.goto(url, wait_until=wait_until, timeout=nav_ms), None
         started = time.monotonic()
-        async with armed(page) as arming:
+        async with armed(page, await self._connection.cdp_channel()) as arming:
             try:
                 response = await page.goto(url, wait_until=wait_until, timeout=nav_ms)
             except PlaywrightError as exc:
