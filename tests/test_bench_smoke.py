@@ -23,7 +23,7 @@ def _ratio(output: str, name: str) -> float:
 
 @pytest.mark.slow
 def test_the_bench_smoke_run_prints_the_table_and_the_ratios() -> None:
-    rows = "1,2,3,4,5,6" if NODE_READY else "1,3,4,5,6"
+    rows = "1,2,3,4,5,6,7,8" if NODE_READY else "1,3,4,5,6,7,8"
     proc = subprocess.run(
         [sys.executable, "-m", "bench.warm", "--smoke", "--rows", rows],
         capture_output=True,
@@ -41,9 +41,24 @@ def test_the_bench_smoke_run_prints_the_table_and_the_ratios() -> None:
         "4 bare Playwright floor",
         "5 stdlib client via service",
         "6 our CLI via service",
+        "8 control: row 1's twin",
     ):
         assert re.search(rf"^heavy\s+{row}.*\s0$", out, re.M), f"{row} failed:\n{out}"
-    for name in ("overhead-heavy", "overhead-light", "client-overhead-heavy"):
+    # row 7: the CLI's start-up alone (no call) and its controls, each run without a failure
+    for row in (
+        "7 CLI via service, to request",
+        "stream-browser --version",
+        "python: import search.client",
+        "python -c pass",
+    ):
+        assert re.search(rf"^start\s+{row}\s+3\s.*\s0$", out, re.M), f"{row} failed:\n{out}"
+    for name in (
+        "overhead-heavy",
+        "overhead-light",
+        "client-overhead-heavy",
+        "control-light",
+        "cli-startup",
+    ):
         assert math.isfinite(_ratio(out, name))
     assert "serving cost" in out and "extraction" in out and "wrapper overhead" in out
     # The egress guard's cost, beside where its time goes, with the load it was measured at,

@@ -1,10 +1,12 @@
 """`make bench`: the warm in-process tool against the Node process-per-query it replaces.
 
-Six rows on one local Chromium (rows 5 and 6 through `stream-browser serve`), the same saved
-pages served the same way to all (a local HTTPS server behind Chromium's resolver rules,
-never a Python route handler), calls interleaved in a shuffled order so machine noise hits
-every row alike. Prints one table, the ratios `speedup-heavy`, `speedup-light`, `overhead-*`,
-`client-overhead-*`, `speedup-cli-*`, what serving costs, page-read extraction time on the
+Rows on one local Chromium (rows 5 and 6 through `stream-browser serve`, a service each), the
+same saved pages served the same way to all (a local HTTPS server behind Chromium's resolver
+rules, never a Python route handler), calls interleaved in a shuffled order so machine noise
+hits every row alike; row 8, row 1's twin, is the control (what two identical rows differ by
+in one run); row 7, the CLI's start-up alone beside the interpreter's (`_startup`). Prints
+one table, the ratios `speedup-heavy`, `speedup-light`, `overhead-*`, `client-overhead-*`,
+`control-*`, `speedup-cli-*`, `cli-startup`, what serving costs, page-read extraction time on the
 largest articles, the Gemini CLI wrapper's overhead, and the burst row (ten reads queued at
 once against the same reads one by one).
 """
@@ -37,10 +39,12 @@ from bench._common.serve import read_page
 from bench._common.stage import Stage
 from bench._common.workloads import QUERY, Bench, FloorRow, Workload, open_bench
 from bench.egress._arms import ARMS, DEFAULT_ARMS
-from bench.egress.cost import egress_cost, parse_arms
+from bench.egress.cost import egress_cost, parse_arms, ratio_interval
 from bench.stage.cost import stage_cost
 from bench.warm._burst import burst_cost
 from bench.warm._layers import layer_breakdown
+from bench.warm._startup import LABELS as STARTUP_LABELS
+from bench.warm._startup import measure_startup
 from browser_core import build_settings, configure_logging
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,7 +59,10 @@ ROW_LABELS = {
     4: "4 bare Playwright floor",
     5: "5 stdlib client via service",
     6: "6 our CLI via service",
+    7: "7 our CLI's start-up alone",
+    8: "8 control: row 1's twin",
 }
+STARTUP_ROW = 7
 TARGET_OVERHEAD = 1.10
 TARGET_SPEEDUP_LIGHT = 5.0
 TARGET_CLIENT_OVERHEAD = 1.15
@@ -70,14 +77,19 @@ class CallFailed(Exception):
 
 
 class WarmRow:
-    """Row 1: `BrowseTool` in this process, one attached driver, its owned tab reused."""
+    """Row 1: `BrowseTool` in this process, one attached driver, its owned tab reused.
 
-    key = 1
+    Row 8 is its twin (`state`: its own state folder, so its own tab): the same call measured
+    twice in one run, whose ratio is the spread the machine alone gives two identical rows."""
 
-    def __init__(self, stage: Stage) -> None:
+    def __init__(self, stage: Stage, key: int = 1, state: str | None = None) -> None:
         from search import BrowseTool, ToolContext
 
-        self.tool = BrowseTool(stage.settings)
+        settings = stage.settings
+        if state is not None:
+            settings = settings.model_copy(update={"state_dir": str(stage.tmp / state)})
+        self.key = key
+        self.tool = BrowseTool(settings)
         self.ctx = ToolContext(broadcasting=True)
 
     def run(self, work: Workload) -> None:
@@ -156,14 +168,16 @@ def cli_row(stage: Stage) -> ProcessRow:
 
 class BenchService:
     """`stream-browser serve` as its own process on this stage (ephemeral port, no cache),
-    shared by rows 5 and 6 and stopped (SIGTERM: drained) when the last of them closes."""
+    one for row 5 and one for row 6, each with its own tab as row 1 has (sharing one, a call
+    of either row waited for the other's show after its answer, up to half a second, whenever
+    the shuffle put them side by side), stopped (SIGTERM: drained) when its row closes."""
 
-    def __init__(self, stage: Stage, *, console: bool = False) -> None:
+    def __init__(self, stage: Stage, *, state: str, console: bool = False) -> None:
         env = _child_env(stage)
         env.update(
             {
                 "SB_SERVICE_PORT": "0",
-                "SB_STATE_DIR": str(stage.tmp / "state-service"),
+                "SB_STATE_DIR": str(stage.tmp / state),
                 "SB_CACHE_TTL_S": "0",
                 "SB_SERVICE_TOKEN": os.urandom(24).hex(),
             }
@@ -434,7 +448,7 @@ def report(results: Results, bench: Bench) -> dict[str, float]:
     print(f"\n{'workload':<8} {'row':<31} {'n':>3} {'median ms':>10} {'p95 ms':>9} {'fail':>5}")
     for work in bench.workloads + bench.extra:
         for key, label in ROW_LABELS.items():
-            if work.rows is not None and key not in work.rows:
+            if key == STARTUP_ROW or (work.rows is not None and key not in work.rows):
                 continue
             if key in results.skipped:
                 print(f"{work.name:<8} {label:<31}   - skipped: {results.skipped[key]}")
@@ -444,6 +458,7 @@ def report(results: Results, bench: Bench) -> dict[str, float]:
                 f"{work.name:<8} {label:<31} {len(s.ms):>3} {s.median:>10.0f} {s.p95:>9.0f} "
                 f"{len(s.failures):>5}"
             )
+    report_startup(results)
     med = {k: s.median for k, s in results.series.items()}
     ratios = {
         "speedup-heavy": ratio(med.get((2, "heavy"), math.nan), med.get((1, "heavy"), math.nan)),
@@ -464,6 +479,11 @@ def report(results: Results, bench: Bench) -> dict[str, float]:
         ),
         "speedup-cli-light": ratio(
             med.get((2, "light"), math.nan), med.get((6, "light"), math.nan)
+        ),
+        "control-heavy": ratio(med.get((8, "heavy"), math.nan), med.get((1, "heavy"), math.nan)),
+        "control-light": ratio(med.get((8, "light"), math.nan), med.get((1, "light"), math.nan)),
+        "cli-startup": ratio(
+            med.get((STARTUP_ROW, "remote"), math.nan), med.get((STARTUP_ROW, "client"), math.nan)
         ),
     }
     print()
@@ -486,7 +506,7 @@ def report(results: Results, bench: Bench) -> dict[str, float]:
         f"2026-shaped page; target <= overhead-heavy {ratios['overhead-heavy']:.2f}: "
         f"{_verdict(ratios['overhead-heavy26'] <= ratios['overhead-heavy'])})"
     )
-    report_service(ratios)
+    report_service(ratios, results)
     if results.viewer_dcl_ms:
         print(
             f"row 1 heavy: answer at {med.get((1, 'heavy'), math.nan):.0f} ms; the viewers' "
@@ -499,17 +519,59 @@ def report(results: Results, bench: Bench) -> dict[str, float]:
     return ratios
 
 
-def report_service(ratios: dict[str, float]) -> None:
-    for name in ("client-overhead-heavy", "client-overhead-light"):
+def report_startup(results: Results) -> None:
+    """Row 7's lines under the table: the CLI up to its request, then its controls."""
+    if STARTUP_ROW in results.skipped:
         print(
-            f"{name} {ratios[name]:.2f}  (row 5 / row 1 median; target <= "
+            f"{'start':<8} {ROW_LABELS[STARTUP_ROW]:<31}   - skipped: "
+            f"{results.skipped[STARTUP_ROW]}"
+        )
+        return
+    for name, label in STARTUP_LABELS.items():
+        s = results.get(STARTUP_ROW, name)
+        print(
+            f"{'start':<8} {label:<31} {len(s.ms):>3} {s.median:>10.0f} {s.p95:>9.0f} "
+            f"{len(s.failures):>5}"
+        )
+
+
+def report_service(ratios: dict[str, float], results: Results) -> None:
+    for name in ("client-overhead-heavy", "client-overhead-light"):
+        spread = _interval(results, 5, name.rsplit("-", 1)[1])
+        print(
+            f"{name} {ratios[name]:.2f}  (row 5 / row 1 median{spread}; target <= "
             f"{TARGET_CLIENT_OVERHEAD}: {_verdict(ratios[name] <= TARGET_CLIENT_OVERHEAD)})"
         )
+    for name in ("control-heavy", "control-light"):
+        if not math.isnan(ratios[name]):
+            spread = _interval(results, 8, name.rsplit("-", 1)[1])
+            print(
+                f"{name} {ratios[name]:.2f}  (row 8 / row 1 median{spread}: the same call "
+                "twice, the spread of this run alone)"
+            )
     for name in ("speedup-cli-heavy", "speedup-cli-light"):
         print(
             f"{name} {ratios[name]:.2f}  (row 2 / row 6 median; target >= "
             f"{TARGET_SPEEDUP_CLI:.0f}: {_verdict(ratios[name] >= TARGET_SPEEDUP_CLI)})"
         )
+    print(
+        f"cli-startup {ratios['cli-startup']:.2f}  (row 7: the CLI's remote path up to its "
+        "request / python importing search.client, medians; 1.00 is a stdlib script's start)"
+    )
+
+
+def _interval(results: Results, row: int, workload: str) -> str:
+    """`, 90% interval L-H`: the ratio of `row` over row 1 bootstrapped from this run's rounds
+    (the run-to-run spread a single figure hides), or nothing when too few rounds."""
+    a, b = results.get(row, workload).ms, results.get(1, workload).ms
+    if min(len(a), len(b)) < 5:
+        return ""
+    if len(a) == len(b):  # the rounds' pairs, which shared the machine's state
+        low, high = ratio_interval(a, b)
+    else:
+        n = min(len(a), len(b))
+        low, high = ratio_interval(a[:n], b[:n])
+    return f", 90% interval {low:.2f}-{high:.2f}"
 
 
 # -- main ---------------------------------------------------------------------------------------
@@ -528,7 +590,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--heavy", type=Path, help="the heavy Google results page")
     parser.add_argument("--light", type=Path, help="the light article page")
-    parser.add_argument("--rows", default="1,2,3,4,5,6", help="rows to run (default all)")
+    parser.add_argument(
+        "--rows",
+        default="1,2,3,4,5,6,7",
+        help="rows to run (default 1-7; row 8, the control, on request: its driver adds a "
+        "Fetch guard that every row's navigations pass through)",
+    )
     parser.add_argument("--headful", action="store_true", help="a visible Chromium (Xvfb)")
     parser.add_argument(
         "--egress-arms",
@@ -564,6 +631,8 @@ def build_rows(
     rows: list[Any] = []
     if 1 in wanted:
         rows.append(WarmRow(stage))
+    if 8 in wanted:
+        rows.append(WarmRow(stage, key=8, state="state-twin"))
     reason = node_skip_reason()
     if 2 in wanted and reason:
         results.skipped[2] = reason
@@ -587,19 +656,19 @@ def service_rows(
         for key in wanted & {5, 6}:
             results.skipped[key] = f"{SB_CLI} not found: run `make venv`"
         return []
-    service = BenchService(stage, console=console)
     rows: list[Any] = []
     if 5 in wanted:
-        rows.append(ClientRow(service))
+        rows.append(ClientRow(BenchService(stage, state="state-service-5", console=console)))
     if 6 in wanted:
+        service = BenchService(stage, state="state-service-6", console=console)
         rows.append(service_cli_row(stage, service))
     return rows
 
 
 def prime(rows: list[Any], bench: Bench) -> None:
-    """Rows 1, 4 and 5 are warm by definition: connect and load each page once, untimed."""
+    """Rows 1, 4, 5 and 8 are warm by definition: connect and load each page once, untimed."""
     for row in rows:
-        if row.key in (1, 4, 5):
+        if row.key in (1, 4, 5, 8):
             for work in bench.workloads + bench.extra:
                 if work.rows is None or row.key in work.rows:
                     timed_call(row, work, None)
@@ -634,6 +703,8 @@ def main(argv: list[str] | None = None) -> int:
         prime(rows, bench)
         stage.server.clear_hits()
         measure(rows, floor, bench, args.iterations, args.warmup, results)
+        if STARTUP_ROW in wanted:
+            startup_row(stage, results, 3 if args.smoke else args.iterations)
         ratios = report(results, bench)
         side_measurements(args, bench, fixtures)
         print("\nwhere the warm path's time goes (row 1, layer by layer, beside the floor):")
@@ -652,6 +723,18 @@ def main(argv: list[str] | None = None) -> int:
             floor.close()
         stage.close()
     return 0
+
+
+def startup_row(stage: Stage, results: Results, rounds: int) -> None:
+    """Row 7 (after the others, so no call runs beside it): fresh processes, interleaved."""
+    if not SB_CLI.exists():
+        results.skipped[STARTUP_ROW] = f"{SB_CLI} not found: run `make venv`"
+        return
+    python = SB_CLI.parent / "python"
+    times, failures = measure_startup(python, SB_CLI, _child_env(stage), stage.tmp, rounds)
+    for name in STARTUP_LABELS:
+        series = results.get(STARTUP_ROW, name)
+        series.ms, series.failures = times[name], failures[name]
 
 
 def side_measurements(args: argparse.Namespace, bench: Bench, fixtures: list[Path]) -> None:

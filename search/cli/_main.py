@@ -12,12 +12,9 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ._common import App, _Parser
-
-if TYPE_CHECKING:  # imported where used, so `--help` and client commands stay light
-    pass
 
 COMMAND_MODULES: tuple[str, ...] = (
     "search.cli._cases",

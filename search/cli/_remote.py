@@ -42,8 +42,21 @@ class _NotForUs(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
+    """Parses only: never prints (the in-process parser does, with the terminal's width),
+    so its formatter takes a fixed width and argparse never imports `shutil` to ask the
+    terminal (each `add_argument` builds a formatter)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> Any:
         raise _NotForUs(message)
+
+
+class _Formatter(argparse.HelpFormatter):
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, width=100)
 
 
 def build_parser() -> argparse.ArgumentParser:
