@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from playwright.async_api import async_playwright
 
-from browser_core import Driver, Settings, StreamBrowserError
+from browser_core import Settings, StreamBrowserError, SyncDriver
 from browser_core import _recording as recording
 from browser_core.recording import SessionRecorder
 from search.recordings import run_action
@@ -41,19 +41,25 @@ def page_2026_bytes() -> bytes:
     return page_2026(QUERY, padding_kb=PADDING_KB).encode()
 
 
-async def record_search(settings: Settings, har: Path, body: bytes) -> dict[str, Any]:
+def record_search(settings: Settings, har: Path, body: bytes) -> dict[str, Any]:
     """Record a search served `body` as Google's results page; the live run's payload."""
     web = FakeWeb()
     web.add(RESULTS, Page(body))
     recorder = SessionRecorder(har_path=har, slim=True)
-    driver = Driver(settings, page_hooks=(web.hook, recorder.hook))
-    try:
-        payload = (await run_action(driver, "search", QUERY, settings)).payload
+    # Serving 1.7 MB through `route.fulfill` takes seconds on a busy machine: room for it.
+    settings = settings.model_copy(update={"op_timeout_s": 60.0, "nav_timeout_s": 45.0})
+    drv = SyncDriver(settings)  # its own loop: the stage's work after the answer goes on
+    drv.driver.page_hooks.extend([web.hook, recorder.hook])
+
+    async def search() -> dict[str, Any]:
+        payload = (await run_action(drv.driver, "search", QUERY, settings)).payload
         await recorder.stop()
-        await driver.close_owned_tab()
+        return payload
+
+    try:
+        return drv.call(search(), 150)
     finally:
-        await driver.close()
-    return payload
+        drv.shutdown()
 
 
 def recorded_documents(har: Path) -> list[bytes]:
@@ -74,7 +80,7 @@ def test_a_2026_sized_results_page_is_recorded_whole_every_time(
     run: int, settings: Settings, tmp_path: Path, page_2026_bytes: bytes
 ) -> None:
     har = tmp_path / "session.har"
-    payload = asyncio.run(record_search(settings, har, page_2026_bytes))
+    payload = record_search(settings, har, page_2026_bytes)
     assert payload["result"]["provider"] == "google", payload
     documents = recorded_documents(har)
     assert [(len(d), digest(d)) for d in documents] == [
@@ -87,7 +93,7 @@ def test_a_page_still_loading_when_the_action_is_over_is_waited_for(
 ) -> None:
     busy = page_2026_bytes.replace(b"<head>", b"<head>" + BUSY.encode(), 1)
     har = tmp_path / "session.har"
-    asyncio.run(record_search(settings, har, busy))
+    record_search(settings, har, busy)
     assert [(len(d), digest(d)) for d in recorded_documents(har)] == [(len(busy), digest(busy))]
 
 
