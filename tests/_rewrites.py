@@ -186,7 +186,7 @@ REWRITES: dict[str, Rewrite] = {
 def all_at_once(html: str) -> str:
     """Every rewrite, one after the other (titles as role=heading, not also as spans)."""
     for name, rewrite in REWRITES.items():
-        if name != "h3-span":
+        if name not in ("h3-span", "all"):
             html = rewrite(html)
     return html
 

@@ -77,7 +77,7 @@ _PAGE = """<html><body><div id="{column}">
 <div><div><a href="https://example.net/b"><span class="t">Second page about cats</span></a>
 <div>The cat is a domestic species of small carnivorous mammal.</div></div></div>
 <div><div><a href="https://example.com/c"><span class="t">Third page about cats</span></a>
-<div>https://example.com › c</div><div>Cats sleep for most of the day, people say.</div></div>
+<div>Cats sleep for most of the day, people say.</div></div>
 </div>{more}</div></body></html>"""
 
 
@@ -91,8 +91,25 @@ def test_a_page_with_links_and_nothing_parsed_should_say_so_with_its_counts() ->
         (2, "Second page about cats", "https://example.net/b"),
         (3, "Third page about cats", "https://example.com/c"),
     ]
-    # the text around each link, never its address line
     assert page.generic[2].snippet == "Cats sleep for most of the day, people say."
+
+
+_RESULT = """<div><div><a href="https://{host}/page"><span>{title}</span>
+<div><cite>{host} › page</cite></div></a><div>{text}</div></div></div>"""
+
+
+def test_results_without_headings_should_be_found_by_their_shape_and_say_so() -> None:
+    rows = [
+        ("example.org", "First page about cats", "Cats are small carnivorous mammals."),
+        ("example.net", "Second page about cats", "The cat is a domestic species."),
+        ("example.com", "Third page about cats", "Cats sleep for most of the day."),
+    ]
+    blocks = "".join(_RESULT.format(host=h, title=t, text=x) for h, t, x in rows)
+    page = parse_serp(f'<html><body><div id="main">{blocks}</div></body></html>')
+    assert [(r.title, r.url, r.snippet) for r in page.results] == [
+        (t, f"https://{h}/page", x) for h, t, x in rows
+    ]
+    assert page.health.state == "ok"
 
 
 def test_engine_links_and_ads_should_not_count_as_outside_links() -> None:

@@ -34,6 +34,7 @@ class Tally:
     silent: list[str] = field(default_factory=list)
     suspect: int = 0
     ms: list[float] = field(default_factory=list)
+    low: list[str] = field(default_factory=list)
 
     def line(self, label: str) -> str:
         if not self.recall:
@@ -66,6 +67,8 @@ def score(tally: Tally, before: SerpPage, after: SerpPage, name: str) -> None:
     hits = len(truth & ours)
     recall = hits / len(truth)
     tally.recall.append(recall)
+    if recall < 0.9:
+        tally.low.append(f"{name} {recall:.2f}")
     tally.precision.append(hits / len(ours) if ours else 0.0)
     if before.ai_overview is not None:
         tally.overviews += 1
@@ -77,7 +80,8 @@ def score(tally: Tally, before: SerpPage, after: SerpPage, name: str) -> None:
 
 
 def run(argv: list[str]) -> int:
-    only = None
+    only, verbose = None, argv[:1] == ["-v"]
+    argv = argv[1:] if verbose else argv
     if argv[:1] == ["--only"]:
         only, argv = argv[1].split(","), argv[2:]
     names = [n for n in REWRITES if only is None or n in only]
@@ -104,9 +108,12 @@ def run(argv: list[str]) -> int:
             a.silent + b.silent,
             a.suspect + b.suspect,
             a.ms + b.ms,
+            a.low + b.low,
         )
         for label, tally in ((f"{name} [A]", a), (f"{name} [B]", b), (name, both)):
             print(tally.line(label))
         for page in both.silent[:5]:
             print(f"    silent: {page}")
+        if verbose:
+            print("    recall < 0.9:", ", ".join(both.low))
     return 0

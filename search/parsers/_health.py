@@ -248,7 +248,7 @@ def generic_reading(links: Iterable[Link]) -> list[SerpResult]:
         if k in seen:
             continue
         seen.add(k)
-        snippet = _snippet(blocks[id(link.anchor)], link.anchor, link.title)
+        snippet = link_snippet(blocks[id(link.anchor)], link.anchor, link.title)
         out.append(SerpResult(rank=len(out) + 1, title=link.title, url=link.url, snippet=snippet))
         if len(out) >= _MAX_GENERIC:
             break
@@ -285,7 +285,7 @@ def _chain(anchor: _Element) -> list[_Element]:
     return chain
 
 
-def _snippet(block: _Element, anchor: _Element, title: str) -> str:
+def link_snippet(block: _Element, anchor: _Element, title: str) -> str:
     """The block's longest leaf-ish text outside the link that is not an address."""
     best = ""
     for el in block.iter("span", "div", "p", "td", "li"):
@@ -307,10 +307,31 @@ def is_address(text: str) -> bool:
 
 
 def assess(
-    doc: _Element, page: SerpPage, column: Column, base: str | None, *, overview_empty: bool = False
+    doc: _Element,
+    page: SerpPage,
+    column: Column,
+    base: str | None,
+    *,
+    overview_empty: bool = False,
+    fallback: Callable[[list[Link]], list[SerpResult]] | None = None,
 ) -> SerpPage:
-    """`page` with its health set, and its generic reading when the health is "suspect"."""
+    """`page` with its health set, and its generic reading when the health is "suspect".
+
+    A suspect parse first tries `fallback` (the results found by the page's structure, from
+    the links outside claimed blocks): when it finds more results than the markup did, they
+    are the page's results, the health is checked again and notes it ("structural: ...")."""
     health, links = check(doc, page, column, base, overview_empty=overview_empty)
+    if health.state == "suspect" and fallback is not None:
+        free = [link for link in links if _scope(link.anchor) == "page"]
+        found = fallback(free)
+        if len(found) > len(page.results):
+            note = (
+                f"structural: the markup gave {len(page.results)} results,"
+                f" the page's structure {len(found)}"
+            )
+            page.results = found
+            health, links = check(doc, page, column, base, overview_empty=overview_empty)
+            health.reasons.append(note)
     page.health = health
     if health.state == "suspect":
         page.generic = generic_reading(links)

@@ -15,6 +15,7 @@ from .._dom import document
 from .._engine import Engine
 from .._health import Column, assess
 from .._models import SerpPage
+from .._structure import structural_results
 from ._answer import answer_box, knowledge_panel, people_also_ask
 from ._blocked import detect_bing_interstitial
 from ._organic import is_excluded, organic
@@ -50,7 +51,7 @@ def parse_bing(html: str, url: str | None = None) -> SerpPage:
         knowledge_panel=knowledge_panel(doc),
         people_also_ask=people_also_ask(doc),
     )
-    return assess(doc, page, COLUMN, url)
+    return assess(doc, page, COLUMN, url, fallback=structural_results)
 
 
 BING = Engine(

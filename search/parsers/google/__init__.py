@@ -16,6 +16,7 @@ from .._dom import document
 from .._engine import Engine
 from .._health import Column, assess
 from .._models import SerpItem, SerpPage
+from .._structure import structural_results
 from ._answer import answer_box, knowledge_panel, people_also_ask
 from ._blocked import detect_interstitial
 from ._blocks import short_texts
@@ -67,7 +68,7 @@ def parse_serp(html: str, url: str | None = None) -> SerpPage:
     )
     if other_tab(html, url, doc) is not None:
         return page  # images, news, videos: not the results this parser reads
-    return assess(doc, page, COLUMN, url)
+    return assess(doc, page, COLUMN, url, fallback=structural_results)
 
 
 def _merged(first: list[SerpItem], then: list[SerpItem]) -> list[SerpItem]:

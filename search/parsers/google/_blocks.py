@@ -51,6 +51,8 @@ _SKIPPED_TAGS = frozenset(
 _SKIPPED_ROLES = frozenset({"button", "menu", "menuitem", "dialog", "progressbar", "tooltip"})
 _HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 _MAX_CLIMB = 14
+# An organic result's title link: it holds its heading or its address line (`<cite>`).
+_RESULT_LINK = "self::a[@href][.//h3 or .//cite] | .//a[@href][.//h3 or .//cite]"
 
 
 @dataclass(frozen=True)
@@ -123,7 +125,7 @@ def _foreign(el: _Element, ours: Callable[[str], bool]) -> bool:
         return True
     if el.xpath(f".//*[@id][{_ids_test()}] | .//*[@{CLAIMED}]"):
         return True
-    if el.xpath("self::a[@href][.//h3] | .//a[@href][.//h3]"):
+    if el.xpath(_RESULT_LINK):
         return True
     for heading in el.xpath("self::h1 | self::h2 | .//h1 | .//h2"):
         text = text_of(heading)

@@ -10,10 +10,11 @@ import re
 from lxml.etree import _Element
 
 from .._dom import SPACES, ancestors, classes, inside, text_of
-from .._health import READ
+from .._health import READ, link_title
 from .._models import SerpResult
 from ._answer import ANSWER_XPATHS
 from ._blocks import CLAIMED
+from ._carousels import is_video
 from ._ui_text import READ_MORE, clean_snippet
 from ._urls import clean_google_url
 
@@ -101,12 +102,28 @@ def is_excluded(el: _Element, *, claimed: bool = True) -> bool:
     return False
 
 
-def _title_anchors(doc: _Element) -> list[tuple[_Element, _Element]]:
-    """(anchor, heading) pairs in page order: `a > h3` layouts, else the old `h3 > a`."""
-    pairs = [(a, a.xpath(".//h3")[0]) for a in doc.xpath("//a[@href][.//h3]")]
-    if pairs:
-        return pairs
-    return [(a, h3) for h3 in doc.xpath("//h3") for a in h3.xpath(".//a[@href]")[:1]]
+# A result's title link, by what it holds: its heading (`<h3>`), or the address line Google
+# draws inside a result's link (`<cite>`, since 2020; its heading is then any element that
+# says it is one, else the link's own text without the address). No one of them is needed.
+_HEADED = './/h3 | .//*[@role="heading"]'
+TITLE_LINKS = '//a[@href][.//h3 or .//cite or .//*[@role="heading"]]'
+_OLD_TITLES = ("//h3[.//a[@href]]", '//*[@role="heading"][.//a[@href]]')
+
+
+def _title_anchors(doc: _Element) -> list[tuple[_Element, _Element | None]]:
+    """(anchor, heading) pairs in page order: a link holding its heading or its address line
+    (heading None: the link's text is the title), else the old `h3 > a` (or a role=heading
+    element around the link)."""
+    found: dict[_Element, _Element | None] = {}
+    for a in doc.xpath(TITLE_LINKS):
+        headed = a.xpath(_HEADED)
+        found[a] = headed[0] if headed else None
+    for xpath in _OLD_TITLES:
+        if any(h is not None for h in found.values()):
+            break
+        for heading in doc.xpath(xpath):
+            found.setdefault(heading.xpath(".//a[@href]")[0], heading)
+    return [(a, found[a]) for a in doc.iter("a") if a in found]
 
 
 def not_results(el: _Element) -> bool:
@@ -123,16 +140,24 @@ def organic(doc: _Element, base: str | None) -> list[SerpResult]:
     seen: set[str] = set()
     for anchor, heading in pairs:
         url = clean_google_url(anchor.get("href", ""), base)
-        title = text_of(heading)
-        if url is None or not title or url in seen:
+        if url is None or url in seen:
+            continue
+        title = text_of(heading) if heading is not None else link_title(anchor)
+        block = blocks.get(anchor)
+        snippet = clean_snippet(_snippet(block, anchor))
+        if not title or _video_card(anchor, url):
             continue
         seen.add(url)
-        block = blocks.get(anchor)
         if block is not None:
             block.set(READ, "organic")
-        snippet = clean_snippet(_snippet(block, anchor))
         results.append(SerpResult(rank=len(results) + 1, title=title, url=url, snippet=snippet))
     return results
+
+
+def _video_card(anchor: _Element, url: str) -> bool:
+    """A video carousel's card: a link to a video with an address line but no `<h3>` (a video
+    that is an organic result has its `<h3>`)."""
+    return is_video(url) and not anchor.xpath(".//h3")
 
 
 def _result_blocks(anchors: list[_Element]) -> dict[_Element, _Element]:
