@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from pydantic import SecretStr
+from structlog.testing import capture_logs
 
 from browser_core import Driver, Settings, parse_envelope
 from search import BrowseTool, ToolContext, client
@@ -314,11 +315,15 @@ def test_bing_s_changed_page_raises_bing_s_own_alert(settings: Settings, tmp_pat
     )
     web.add("https://www.bing.com/search", Page(BING_CHANGED))
     try:
-        walk = tool.run_sync(
-            "why is the sky blue", action="search", ctx=ToolContext(broadcasting=True)
-        )
+        with capture_logs() as logs:
+            walk = tool.run_sync(
+                "why is the sky blue", action="search", ctx=ToolContext(broadcasting=True)
+            )
     finally:
         tool.close()
+    (said,) = [e for e in logs if e["event"] == "serp.suspect"]
+    assert said["engine"] == "bing" and said["log_level"] == "warning" and said["reasons"]
+    assert said["url"] == "https://www.bing.com/search?q=why+is+the+sky+blue&setlang=en&cc=us"
     found = walk.result
     assert found is not None and found.provider == "bing"
     assert found.data["health"]["state"] == "suspect"
