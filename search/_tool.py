@@ -315,6 +315,7 @@ class BrowseTool:
         return ended
 
     def close(self) -> None:
+        self.parses.keeper.flush(5.0)  # a case still queued is written before a CLI exits
         with contextlib.suppress(Exception):
             self.loop.run(self.driver.close(), 10)
         self.loop.stop()

@@ -44,7 +44,8 @@ def page(extra: str = "", kb: int = 0) -> str:
         f"<html><head><title>why is the sky blue</title>{padding}</head><body><div id=rso>"
         f"{links}<script>var k='{API_KEY}', o='{OAUTH}', j='{JWT}', s='{SERVICE_TOKEN}';"
         f"fetch('/x', {{headers: {{Authorization: 'Bearer abcdefghijklmnopqrstuvwxyz012345'}}}});"
-        f"</script>{extra}</div></body></html>"
+        f"</script><a href='https://accounts.google.com/SignOutOptions'>viewer.name@example.com"
+        f"</a>{extra}</div></body></html>"
     )
 
 
@@ -97,6 +98,7 @@ def test_no_key_token_or_cookie_reaches_a_saved_case(tmp_path: Path) -> None:
     for secret in (API_KEY, OAUTH, JWT, SERVICE_TOKEN, "tok-secret-99", "SESSIONabc123"):
         assert secret not in kept, secret
     assert "abcdefghijklmnopqrstuvwxyz012345" not in kept  # the bearer credential
+    assert "viewer.name@example.com" not in kept  # a signed-in profile's account
     assert "tok-3-secret" not in kept and "token=[scrubbed]" in kept
     assert "cookie" not in kept.lower() and "set-cookie" not in kept.lower()
     assert "Site 3" in kept, "the page's own text stays readable"
@@ -144,10 +146,8 @@ def test_no_case_is_kept_with_cases_max_zero(tmp_path: Path) -> None:
 def test_the_keeper_saves_off_the_caller_s_thread_and_says_which_case(tmp_path: Path) -> None:
     saved: list[tuple[str, str]] = []
     keeper = CaseKeeper(store(tmp_path), on_saved=lambda engine, name: saved.append((engine, name)))
-    started = time.monotonic()
     assert keeper.submit(evidence(html=page(kb=1500)))  # a 2026-sized page
-    handed_back_ms = (time.monotonic() - started) * 1000
-    assert handed_back_ms < 50, "submitting a case never waits for it to be written"
+    assert keeper.store.list() == [], "submitting a case never waits for it to be written"
     assert keeper.flush(20)
     assert [e for e, _ in saved] == ["google"]
     assert keeper.store.list()[0]["name"] == saved[0][1]

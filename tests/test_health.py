@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from pydantic import SecretStr
+from structlog.testing import capture_logs
 
 from browser_core import Driver, Settings, parse_envelope
 from search import BrowseTool, ToolContext, client
@@ -31,6 +32,7 @@ from tests._web import FakeWeb, Page
 
 QUERY = "why is the sky blue"
 TOKEN = "test-token-" + "9" * 24
+COOKIE = "g.a000cookie-secret-4242"
 API_KEY = "AIzaSyA1b2C3d4E5f6G7h8I9j0KlMnOpQrStUvW"  # seeded in the page: never kept
 
 
@@ -124,7 +126,8 @@ def _metric(text: str, name: str) -> dict[tuple[tuple[str, str], ...], float]:
 
 
 def test_a_changed_results_page_is_never_silent_nor_empty_handed(served: Served) -> None:
-    served.web.add("https://www.google.com/search", Page(changed_page()))
+    cookie = {"set-cookie": f"SID={COOKIE}; Path=/; Secure"}  # Google's session: never kept
+    served.web.add("https://www.google.com/search", Page(changed_page(), headers=cookie))
     answer = served.search()
     result = answer["result"]
     assert result is not None and result["provider"] == "google", answer["chain"]
@@ -162,6 +165,9 @@ def test_a_changed_results_page_is_never_silent_nor_empty_handed(served: Served)
     assert case["engine"] == "google" and case["query"] == QUERY and case["reasons"]
     kept = CaseStore.for_settings(served.tool.settings).page(case["name"])
     assert pages.SKY_RESULTS[1].url in kept and API_KEY not in kept
+    folder = Path(served.tool.settings.state_dir) / "cases" / case["name"]
+    raw = b"".join(f.read_bytes() for f in folder.iterdir()) + kept.encode()
+    assert COOKIE.encode() not in raw and API_KEY.encode() not in raw
     assert served.get("/v1/status")["alerts"][0]["case"] == case["name"]
 
 
@@ -314,11 +320,15 @@ def test_bing_s_changed_page_raises_bing_s_own_alert(settings: Settings, tmp_pat
     )
     web.add("https://www.bing.com/search", Page(BING_CHANGED))
     try:
-        walk = tool.run_sync(
-            "why is the sky blue", action="search", ctx=ToolContext(broadcasting=True)
-        )
+        with capture_logs() as logs:
+            walk = tool.run_sync(
+                "why is the sky blue", action="search", ctx=ToolContext(broadcasting=True)
+            )
     finally:
         tool.close()
+    (said,) = [e for e in logs if e["event"] == "serp.suspect"]
+    assert said["engine"] == "bing" and said["log_level"] == "warning" and said["reasons"]
+    assert said["url"] == "https://www.bing.com/search?q=why+is+the+sky+blue&setlang=en&cc=us"
     found = walk.result
     assert found is not None and found.provider == "bing"
     assert found.data["health"]["state"] == "suspect"

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import mean, median
 
-from search.parsers import SerpPage, parse_results
+from search.parsers import SerpPage, engine_for
 from search.parsers._dom import document
 from search.parsers.google._urls import other_tab
 from tests._rewrites import REWRITES
@@ -88,13 +88,14 @@ def run(argv: list[str]) -> int:
     tallies = {(n, h): Tally() for n in names for h in ("A", "B")}
     for path in pages([Path(a) for a in argv]):
         html = read_text(path)
-        before = parse_results(html)
+        engine = engine_for(html)  # told by the page before its rewrite (live: by its address)
+        before = engine.parse(html, None)
         if before.blocked or len(before.results) < 3 or other_tab(html, None, document(html)):
             continue  # a wall, a page of another tab (images, news): not the web results
         for name in names:
             changed = REWRITES[name](html)
             started = time.perf_counter()
-            after = parse_results(changed)
+            after = engine.parse(changed, None)
             tally = tallies[(name, half(path))]
             tally.ms.append((time.perf_counter() - started) * 1000)
             score(tally, before, after, path.name)

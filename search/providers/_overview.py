@@ -31,8 +31,9 @@ POLL_S = 0.2
 # has not changed for this long.
 STABLE_S = 0.8
 LABEL = "Google's AI Overview (written by Google's AI, not a quote of any source; it may be wrong)"
-# The overview's block on the live page: the outermost ancestor of its heading that holds no
-# organic result and no results container (the parser narrows it down from there).
+# The overview's block on the live page: the outermost ancestor of its heading (not one inside
+# a "People also ask" answer) that holds no organic result and no results container (the
+# parser narrows it down from there).
 _PROBE_JS = r"""(headings) => {
   const fold = (s) => s.normalize('NFKC').toLowerCase().replace(/\s+/g, ' ').trim()
     .replace(/[.:。]+$/, '').trim();
@@ -41,7 +42,11 @@ _PROBE_JS = r"""(headings) => {
   let heading = null;
   for (let n = walker.nextNode(); n; n = walker.nextNode()) {
     const t = n.nodeValue;
-    if (t.length <= 80 && headings.includes(fold(t))) { heading = n.parentElement; break; }
+    // an overview quoted in a "People also ask" answer is not the page's own
+    if (t.length <= 80 && headings.includes(fold(t)) && n.parentElement &&
+        !n.parentElement.closest('[data-q], .related-question-pair, [data-initq]')) {
+      heading = n.parentElement; break;
+    }
   }
   if (!heading) return null;
   const stops = new Set(['rso', 'search', 'center_col', 'rcnt', 'main', 'cnt', 'rhs', 'res']);

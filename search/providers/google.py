@@ -278,7 +278,7 @@ CALM_PAGE = (
 )
 
 
-async def _off_the_error_page(page: Any, before: str, within_s: float = 2.0) -> None:
+async def _off_the_error_page(page: Any, before: str, within_s: float = 3.0) -> None:
     """A search engine that could not be reached leaves Chrome's error page for its address
     on the tab (a moment after the failure is reported): back to the results page the tab
     showed before, when it was a good one (results, no wall), else a calm page of ours.
@@ -289,6 +289,9 @@ async def _off_the_error_page(page: Any, before: str, within_s: float = 2.0) -> 
         if good:
             with contextlib.suppress(PlaywrightError, TimeoutError):
                 await asyncio.wait_for(page.go_back(wait_until="commit"), within_s)
+            if page.url != before:  # the way back was slow to commit (a busy machine)
+                with contextlib.suppress(PlaywrightError):
+                    await page.wait_for_url(before, wait_until="commit", timeout=1000)
             if page.url == before:
                 log.info("search.back_to_last_results", url=before[:200])
                 return

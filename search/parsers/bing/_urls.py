@@ -40,7 +40,9 @@ def clean_bing_url(href: str, base: str | None = None) -> str | None:
     if parts.scheme not in ("http", "https"):
         return None
     if BING_HOST.search(host) and parts.path == "/ck/a":
-        return _unwrap(parts.query)
+        target = _unwrap(parts.query)
+        target_host = (urlsplit(target).hostname or "").lower() if target else ""
+        return None if _SERVICE_HOST.search(target_host) else target
     if href.startswith(("/", "#", "?")) and not href.startswith("//"):
         return None
     if _SERVICE_HOST.search(host):

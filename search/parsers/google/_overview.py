@@ -10,6 +10,8 @@ feedback, "Dive deeper in AI Mode") is left out; source cards are sources, not t
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urldefrag
 
@@ -18,7 +20,7 @@ from lxml.etree import _Element
 from .._dom import text_of
 from .._models import AiOverview, SerpItem
 from .._urls import host_path
-from ._blocks import CLAIMED, block_of, headings, hidden, text_blocks
+from ._blocks import CLAIMED, TextBlock, block_of, headings, hidden, text_blocks
 from ._deferred import insert_deferred
 from ._ui_text import (
     LOADING_WORDS,
@@ -44,11 +46,15 @@ def parse_overview(
     whose deferred script parts (`_deferred`) fill the overview's empty elements."""
     blocks: list[_Element] = []
     for heading in headings(doc, OVERVIEW_HEADINGS, texts=texts):
+        if _in_question(heading):
+            continue  # an overview quoted in a "People also ask" answer: not the page's
         block = block_of(heading, _is_heading)
         if not any(block is other for other in blocks):
             blocks.append(block)
     insert_deferred(doc, html, blocks)
     found = [_read_block(block, base) for block in blocks]
+    if not found:
+        found = _by_structure(doc, base, html)
     if not found:
         return None, None
     ready = [o for o, _ in found if o is not None]
@@ -59,18 +65,104 @@ def parse_overview(
     return None, next((s for s in ("error", "unavailable") if s in states), states[0])
 
 
+# Its heading in a language or wording not listed: a short heading that names AI.
+_NAMES_AI = re.compile(r"(^|[^\w])(AI|IA|KI|ИИ|AI's|generative)([^\w]|$)|(?<![A-Za-z])AI", re.I)
+_CANDIDATES = (
+    '//h1 | //h2 | //*[@role="heading"][@aria-level="1" or @aria-level="2"]'
+    " | //*[@aria-expanded][@aria-controls]"
+)
+# Signals an overview block gives beside its heading; this many make one.
+_ENOUGH = 3
+
+
+def _in_question(heading: _Element) -> bool:
+    """Inside a "People also ask" entry (an answer revealed under a question)."""
+    return bool(
+        heading.xpath(
+            'ancestor::*[@data-q or contains(concat(" ", @class, " "), " related-question-pair ")'
+            " or @data-initq]"
+        )
+    )
+
+
+def _by_structure(
+    doc: _Element, base: str | None, html: str
+) -> list[tuple[AiOverview | None, str]]:
+    """The overview found without its heading's words: a block of generated prose in the
+    main column, not a result or an ad, headed by a short heading (often visually hidden) or
+    holding a "Show more" control, that says it is generated (its heading names AI, or its
+    disclaimer is there) and has enough of its other marks: its cited sources, several
+    paragraphs, a control that expands it, a hidden `<h1>`."""
+    seen: list[_Element] = []
+    for el in doc.xpath(_CANDIDATES)[:40]:
+        label = text_of(el)
+        if len(label) > 60 or _in_question(el) or el.xpath("ancestor::*[@id='rhs']"):
+            continue
+        block = block_of(el, _same(label))
+        if any(block is other for other in seen) or block.get(CLAIMED) is not None:
+            continue
+        seen.append(block)
+        if _signals(block, label, base) < _ENOUGH:
+            continue
+        insert_deferred(doc, html, [block])
+        overview, state = _read_block(block, base, label or "-")
+        if overview is not None:
+            return [(overview, state)]
+        del block.attrib[CLAIMED]
+    return []
+
+
+def _same(label: str) -> Callable[[str], bool]:
+    def same(text: str) -> bool:
+        return fold(text) == fold(label)
+
+    return same
+
+
+def _named(text: str, label: str) -> bool:
+    return (
+        bool(label)
+        and len(text) <= 60
+        and (fold(text) == fold(label) or bool(_NAMES_AI.search(text)))
+    )
+
+
+def _signals(block: _Element, label: str, base: str | None) -> int:
+    text = text_of(block)
+    if len(text) < MIN_CHARS * 6:
+        return 0
+    paragraphs = block.xpath('.//p | .//li | .//*[@role="heading"][@aria-level="3"]')
+    sources = [a for a in block.iter("a") if _external(a.get("href", ""), base)]
+    named = bool(_NAMES_AI.search(label)) + bool(OVERVIEW_FOOTER.search(text))
+    if not named:
+        return 0  # neither its heading nor its disclaimer says it is generated
+    return (
+        named
+        + (len(sources) >= 2)
+        + (len(paragraphs) >= 2 or text.count(". ") >= 3)
+        + bool(block.xpath(".//*[@aria-expanded][@aria-controls] | .//h1"))
+    )
+
+
 def _is_heading(text: str) -> bool:
     return fold(text) in OVERVIEW_HEADINGS
 
 
-def _read_block(block: _Element, base: str | None) -> tuple[AiOverview | None, str]:
+def _read_block(
+    block: _Element, base: str | None, label: str = ""
+) -> tuple[AiOverview | None, str]:
+    """The overview in `block`; `label`: the heading it was found by when its words are not
+    among the known ones (left out of the text, as the known ones are)."""
     block.set(CLAIMED, "overview")
     parts = text_blocks(block, lambda el: _source_card(el, base))
-    kept, state = [], None
+    kept: list[TextBlock] = []
+    state: str | None = None
     for part in parts:
         folded = fold(part.text)
         if folded in OVERVIEW_HEADINGS or folded in LOADING_WORDS or is_overview_ui(part.text):
             continue
+        if _named(part.text, label) and not kept:
+            continue  # its own heading, in words the tables do not hold
         found = overview_state(part.text) if len(part.text) < 160 else None
         if found:
             state = state or found

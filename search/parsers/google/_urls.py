@@ -11,7 +11,8 @@ from lxml.etree import _Element
 GOOGLE_HOST = re.compile(r"(^|\.)google\.[a-z.]{2,6}$")
 # Google's pages about the searcher (sign-in, settings, policies): never a result.
 ACCOUNT_HOST = re.compile(
-    r"^(accounts|myaccount|myactivity|adssettings|policies|consent|history|takeout|ogs|lens)"
+    r"^(accounts|myaccount|myactivity|adssettings|policies|consent|history|takeout|ogs|lens"
+    r"|translate)"
     r"\.google\.|(^|\.)(gstatic|googleusercontent|googleadservices|doubleclick)\."
 )
 _GOOGLE_SEARCH_HOST = re.compile(r"^(www\.)?google\.[a-z.]{2,6}$")

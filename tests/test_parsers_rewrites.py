@@ -1,0 +1,104 @@
+"""The results-page parsers on real pages rewritten the ways engines change theirs
+(tests/_rewrites.py): titles out of `<h3>`, class names and ids renamed, the overview's heading
+reworded, wrappers inserted, links sent through a click tracker. Each keeps what today's page
+gives, or the parse says it is suspect."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+from urllib.parse import unquote
+
+import pytest
+
+from search.parsers import SerpPage, parse_bing, parse_serp
+from tests._rewrites import REWRITES, reword_overview
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def read(path: Path) -> str:
+    data = path.read_bytes()
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
+    return data.decode("utf-8", errors="replace")
+
+
+def urls(page: SerpPage) -> set[str]:
+    return {unquote(r.url).rstrip("/") for r in page.results}
+
+
+# One page of each layout the project keeps (2009, 2021 JS, no-JS, 2025, 2026 built).
+GOOGLE = [
+    "serp/aql-wayback/2009-04-18_google-ocolc-826746-1240020639.html.gz",
+    "serp/aql-wayback/2021-08-11_google-243-1628713922.html.gz",
+    "serp/aql-wayback/2020-12-20_google-crow-names-1608438374.html.gz",
+    "serp/zlurad-serp-parser/desktop/featured-snippet.html.gz",
+    "serp/zlurad-serp-parser/nojs/matrix-nojs.html.gz",
+    "serp/nwatab-search-navigator/2025-05-25_all_quantum-field-theory_ja-UI_tokyo.html.gz",
+    "serp/built/2026-en-overview.html",
+    "serp/built/2026-ja-overview.html",
+]
+KINDS = ["rename", "h3-role-heading", "h3-span", "wrap-divs", "articles", "tracking", "all"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("name", GOOGLE)
+def test_google_results_should_survive_each_rewrite(name: str, kind: str) -> None:
+    html = read(FIXTURES / name)
+    before = parse_serp(html)
+    after = parse_serp(REWRITES[kind](html))
+    found = len(urls(after) & urls(before)) / len(urls(before))
+    # a video carousel's cards lose what told them from a video result: 2 of 10 may go
+    assert found >= 0.75 or after.health.state == "suspect", (found, after.results)
+    # what the structure finds beside the results (answers' sources) stays a minority
+    assert len(urls(after) - urls(before)) * 2 <= len(urls(after)), urls(after) - urls(before)
+    if before.ai_overview is not None:
+        assert after.ai_overview is not None
+        assert after.ai_overview.text == before.ai_overview.text
+
+
+BING = sorted((FIXTURES / "serp-engines" / "bing").glob("*.html.gz"))
+
+
+@pytest.mark.parametrize("path", BING, ids=lambda p: p.name[:40])
+def test_bing_results_should_survive_renamed_classes(path: Path) -> None:
+    html = read(path)
+    before = parse_bing(html)
+    after = parse_bing(REWRITES["rename"](html))
+    found = len(urls(after) & urls(before)) / max(1, len(urls(before)))
+    assert found >= 0.8 or after.health.state == "suspect", (found, after.results)
+
+
+@pytest.mark.parametrize("name", ["2026-en-overview", "2026-ko-overview", "2025-en-sge-overview"])
+def test_a_reworded_overview_heading_should_still_give_the_overview(name: str) -> None:
+    html = (FIXTURES / "serp" / "built" / f"{name}.html").read_text()
+    before = parse_serp(html)
+    for wording in ("Overview from AI", "Resumen creado por IA", "AI 요약"):
+        changed = reword_overview(html).replace(reword_overview_wording(html), wording)
+        after = parse_serp(changed)
+        assert after.ai_overview is not None, wording
+        assert after.ai_overview.text == before.ai_overview.text  # type: ignore[union-attr]
+        assert after.ai_overview_state == "ready"
+
+
+def reword_overview_wording(html: str) -> str:
+    """The wording `reword_overview` chose for this page."""
+    changed = reword_overview(html)
+    from tests._rewrites import OVERVIEW_WORDINGS
+
+    return next(w for w in OVERVIEW_WORDINGS if w in changed)
+
+
+def test_an_overview_heading_inside_people_also_ask_should_not_make_the_page_wait() -> None:
+    html = (FIXTURES / "serp" / "built" / "2026-en-no-overview.html").read_text()
+    quoted = (
+        '<div role="button"><span>Why is the sunset red?</span></div>'
+        "<div><h2>AI Overview</h2><div>Generating</div></div>"
+    )
+    changed = html.replace(
+        '<div role="button"><span>Why is the sunset red?</span></div>', quoted, 1
+    )
+    assert changed != html
+    page = parse_serp(changed)
+    assert page.ai_overview is None and page.ai_overview_state is None
