@@ -76,10 +76,11 @@ class Link:
 def main_column(doc: _Element, column: Column) -> _Element:
     """The page's main column: the first of the engine's known ids that is there, else the
     body (the whole page when it has none)."""
+    test = " or ".join(f'@id="{name}"' for name in column.ids)
+    found = {el.get("id"): el for el in doc.xpath(f"//*[{test}]")}  # one pass over the page
     for name in column.ids:
-        found = doc.xpath(f'//*[@id="{name}"]')
-        if found:
-            return found[0]
+        if name in found:
+            return found[name]
     body = doc.find(".//body")
     return body if body is not None else doc
 
