@@ -77,9 +77,9 @@ def main_column(doc: _Element, column: Column) -> _Element:
     """The page's main column: the first of the engine's known ids that is there, else the
     body (the whole page when it has none)."""
     for name in column.ids:
-        found = doc.xpath(f'//*[@id="{name}"]')
-        if found:
-            return found[0]
+        found = doc.find(f'.//*[@id="{name}"]')
+        if found is not None:
+            return found
     body = doc.find(".//body")
     return body if body is not None else doc
 
@@ -90,15 +90,14 @@ def outside_links(doc: _Element, column: Column, base: str | None) -> list[Link]
     links: list[Link] = []
     for anchor in main_column(doc, column).iter("a"):
         href = anchor.get("href")
-        if not href:
-            continue
+        if not href or len(anchor.text_content().strip()) < _MIN_TITLE:
+            continue  # no address, or nothing to read (an icon, a thumbnail)
         url = column.outside(href, base)
-        if url is None:
+        if url is None or column.excluded(anchor):
             continue
         title = link_title(anchor)
-        if len(title) < _MIN_TITLE or column.excluded(anchor):
-            continue
-        links.append(Link(anchor, url, title))
+        if len(title) >= _MIN_TITLE:
+            links.append(Link(anchor, url, title))
     return links
 
 

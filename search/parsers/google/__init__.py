@@ -15,7 +15,7 @@ import structlog
 from .._dom import document
 from .._engine import Engine
 from .._health import Column, assess
-from .._models import SerpItem, SerpPage
+from .._models import ParseHealth, SerpItem, SerpPage
 from .._structure import structural_results
 from ._answer import answer_box, knowledge_panel, people_also_ask
 from ._blocked import detect_interstitial
@@ -54,8 +54,9 @@ def parse_serp(html: str, url: str | None = None) -> SerpPage:
     texts = short_texts(doc)  # where the blocks' headings can be, found once
     overview, state = parse_overview(doc, url, html, texts=texts)
     found = families(doc, url, texts=texts)
+    results = organic(doc, url)
     page = SerpPage(
-        results=organic(doc, url),
+        results=results,
         ai_overview=overview,
         ai_overview_state=state,
         discussions=found["discussions"],
@@ -66,9 +67,11 @@ def parse_serp(html: str, url: str | None = None) -> SerpPage:
         top_stories=_merged(top_stories(doc, url), found["top_stories"]),
         videos=videos(doc, url),
     )
-    if other_tab(html, url, doc) is not None:
-        return page  # images, news, videos: not the results this parser reads
-    return assess(doc, page, COLUMN, url, fallback=structural_results)
+    page = assess(doc, page, COLUMN, url, fallback=structural_results)
+    if page.health.state == "suspect" and other_tab(html, url, doc) is not None:
+        # images, news, videos: not the results this parser reads; it says nothing of them
+        return page.model_copy(update={"health": ParseHealth(), "generic": [], "results": results})
+    return page
 
 
 def _merged(first: list[SerpItem], then: list[SerpItem]) -> list[SerpItem]:

@@ -52,7 +52,9 @@ _SKIPPED_ROLES = frozenset({"button", "menu", "menuitem", "dialog", "progressbar
 _HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 _MAX_CLIMB = 14
 # An organic result's title link: it holds its heading or its address line (`<cite>`).
-_RESULT_LINK = "self::a[@href][.//h3 or .//cite] | .//a[@href][.//h3 or .//cite]"
+_RESULT_LINK = (
+    "self::a[@href][.//h3 or .//cite] | .//h3[ancestor::a[@href]] | .//cite[ancestor::a[@href]]"
+)
 
 
 @dataclass(frozen=True)

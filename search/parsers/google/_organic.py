@@ -94,8 +94,9 @@ def is_excluded(el: _Element, *, claimed: bool = True) -> bool:
             return True
         if classes(node) & _EXCLUDED_CLASSES:
             return True
-        if any(node.get(attr) is not None for attr in attrs):
-            return True
+        for attr in attrs:
+            if node.get(attr) is not None:
+                return True
         if node.get("aria-label") in ("Ads", "Sponsored", "Anzeigen", "Annonces"):
             return True
         node = node.getparent()

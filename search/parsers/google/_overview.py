@@ -20,7 +20,15 @@ from lxml.etree import _Element
 from .._dom import text_of
 from .._models import AiOverview, SerpItem
 from .._urls import host_path
-from ._blocks import CLAIMED, TextBlock, block_of, headings, hidden, text_blocks
+from ._blocks import (
+    CLAIMED,
+    TextBlock,
+    block_of,
+    headings,
+    hidden,
+    short_texts,
+    text_blocks,
+)
 from ._deferred import insert_deferred
 from ._ui_text import (
     LOADING_WORDS,
@@ -54,7 +62,7 @@ def parse_overview(
     insert_deferred(doc, html, blocks)
     found = [_read_block(block, base) for block in blocks]
     if not found:
-        found = _by_structure(doc, base, html)
+        found = _by_structure(doc, base, html, texts)
     if not found:
         return None, None
     ready = [o for o, _ in found if o is not None]
@@ -66,7 +74,7 @@ def parse_overview(
 
 
 # Its heading in a language or wording not listed: a short heading that names AI.
-_NAMES_AI = re.compile(r"(^|[^\w])(AI|IA|KI|ИИ|AI's|generative)([^\w]|$)|(?<![A-Za-z])AI", re.I)
+_NAMES_AI = re.compile(r"(?<![A-Za-z])(AI|IA|KI|ИИ)(?![A-Za-z])")
 _CANDIDATES = (
     '//h1 | //h2 | //*[@role="heading"][@aria-level="1" or @aria-level="2"]'
     " | //*[@aria-expanded][@aria-controls]"
@@ -86,13 +94,15 @@ def _in_question(heading: _Element) -> bool:
 
 
 def _by_structure(
-    doc: _Element, base: str | None, html: str
+    doc: _Element, base: str | None, html: str, texts: list[Any] | None
 ) -> list[tuple[AiOverview | None, str]]:
     """The overview found without its heading's words: a block of generated prose in the
     main column, not a result or an ad, headed by a short heading (often visually hidden) or
     holding a "Show more" control, that says it is generated (its heading names AI, or its
     disclaimer is there) and has enough of its other marks: its cited sources, several
     paragraphs, a control that expands it, a hidden `<h1>`."""
+    if not _says_generated(doc, texts):
+        return []  # no short text on the page names AI or is its disclaimer: no overview
     seen: list[_Element] = []
     for el in doc.xpath(_CANDIDATES)[:40]:
         label = text_of(el)
@@ -125,6 +135,13 @@ def _named(text: str, label: str) -> bool:
         and len(text) <= 60
         and (fold(text) == fold(label) or bool(_NAMES_AI.search(text)))
     )
+
+
+def _says_generated(doc: _Element, texts: list[Any] | None) -> bool:
+    for node in short_texts(doc) if texts is None else texts:
+        if _NAMES_AI.search(node) or OVERVIEW_FOOTER.search(node):
+            return True
+    return False
 
 
 def _signals(block: _Element, label: str, base: str | None) -> int:

@@ -4,6 +4,7 @@ the image viewer, ads) told apart from a link to another site."""
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from urllib.parse import parse_qs, urljoin, urlsplit
 
 from lxml.etree import _Element
@@ -21,8 +22,10 @@ _INTERNAL_PATHS = frozenset(
 )
 
 
+@lru_cache(maxsize=4096)
 def clean_google_url(href: str, base: str | None = None) -> str | None:
-    """Unwrap Google's /url?q= redirect; None for Google's own navigation links."""
+    """Unwrap Google's /url?q= redirect; None for Google's own navigation links (cached: a
+    page's links are read by several block families and its health check)."""
     absolute = urljoin(base or "https://www.google.com/", href.strip())
     parts = urlsplit(absolute)
     if parts.scheme not in ("http", "https"):
