@@ -25,7 +25,9 @@ log = structlog.get_logger("search.health")
 
 class ParseWatch:
     """Told of each results page the engines parsed in a call (`observe`); counts them by
-    health for the metrics and keeps the suspect ones."""
+    health for the metrics and keeps the suspect ones, and the recovered ones (read whole from
+    the page's structure when its markup found too few results: a fix is due before the next
+    change makes them suspect)."""
 
     def __init__(self, settings: Settings, alerts: Alerts) -> None:
         self.alerts = alerts
@@ -46,24 +48,30 @@ class ParseWatch:
     def seen(self, parsed: Any) -> None:
         """One parsed results page (`search.providers.google.ParsedPage`)."""
         health = parsed.serp.health
+        # "recovered": an ok parse that needed the page's structure (its markup found too
+        # few results): the brain heard the whole page, but the markup has moved on.
+        kind = "recovered" if health.state == "ok" and health.reasons else health.state
         with self._lock:
-            key = (parsed.engine, health.state)
+            key = (parsed.engine, kind)
             self._counts[key] = self._counts.get(key, 0) + 1
-            self._last[parsed.engine] = health.state
+            self._last[parsed.engine] = kind
         if health.state != "suspect":
             self.alerts.clear(
                 parsed.engine, by=f"a later {parsed.title} parse was ok", kind="parse_suspect"
             )
+        event = {"suspect": "serp.suspect", "recovered": "serp.recovered"}.get(kind)
+        if event is None:
             return
-        log.warning(
-            "serp.suspect",
+        (log.warning if kind == "suspect" else log.info)(
+            event,
             engine=parsed.engine,
             reasons=list(health.reasons)[:5],
             url=safe_url(parsed.url)[:300],
             results=len(parsed.serp.results),
             generic=len(parsed.serp.generic),
         )
-        self.alerts.parse_suspect(parsed.engine, parsed.title, health.reasons)
+        if kind == "suspect":
+            self.alerts.parse_suspect(parsed.engine, parsed.title, health.reasons)
         if parsed.html:
             parse = parsed.serp.model_dump(mode="json")
             evidence = Evidence(
@@ -79,6 +87,7 @@ class ParseWatch:
                 engine: {
                     "last": self._last.get(engine),
                     "ok": self._counts.get((engine, "ok"), 0),
+                    "recovered": self._counts.get((engine, "recovered"), 0),
                     "suspect": self._counts.get((engine, "suspect"), 0),
                 }
                 for engine in engines

@@ -179,7 +179,12 @@ def test_the_alert_clears_when_a_later_parse_is_ok(served: Served) -> None:
     answer = served.search()
     assert answer["result"]["data"]["health"]["state"] == "ok"
     assert served.get("/v1/status")["alerts"] == []
-    assert served.get("/v1/status")["parses"]["google"] == {"last": "ok", "ok": 1, "suspect": 1}
+    assert served.get("/v1/status")["parses"]["google"] == {
+        "last": "ok",
+        "ok": 1,
+        "recovered": 0,
+        "suspect": 1,
+    }
 
 
 def test_cases_stay_bounded_over_many_changed_pages(served: Served) -> None:
@@ -340,3 +345,35 @@ def test_bing_s_changed_page_raises_bing_s_own_alert(settings: Settings, tmp_pat
     alerts = {(a["provider"], a["kind"]): a for a in tool.alerts.active()}
     assert set(alerts) == {("google", "captcha"), ("bing", "parse_suspect")}
     assert alerts[("bing", "parse_suspect")]["message"] == "Bing's results page may have changed"
+
+
+def test_a_page_read_whole_only_by_its_structure_is_kept_without_an_alert(
+    served: Served,
+) -> None:
+    """Titles that are no longer headings, read whole from the page's structure: the brain
+    hears every result, nobody is alarmed, but the page is kept (the markup has moved on, and
+    the next change may leave the structure short too)."""
+    from tests._rewrites import h3_to_span
+    from tests._web import fixture_text
+
+    name = "serp/aql-wayback/2021-11-16_google-lige-gardner-1637042221.html.gz"
+    served.web.add("https://www.google.com/search", Page(h3_to_span(fixture_text(name))))
+    with capture_logs() as logs:
+        answer = served.search("lige gardner")
+        assert served.tool.parses.keeper.flush(20)
+    health = answer["result"]["data"]["health"]
+    assert health["state"] == "ok" and health["reasons"][0].startswith("structural:")
+    assert len(answer["result"]["sources"]) >= 5
+    status = served.get("/v1/status")
+    assert status["alerts"] == []
+    assert status["parses"]["google"] == {
+        "last": "recovered",
+        "ok": 0,
+        "recovered": 1,
+        "suspect": 0,
+    }
+    assert [e["event"] for e in logs if e["event"] in ("serp.recovered", "serp.suspect")] == [
+        "serp.recovered"
+    ]
+    (case,) = served.tool.parses.cases.list()
+    assert case["query"] == "lige gardner"

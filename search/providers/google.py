@@ -701,7 +701,8 @@ def render_serp(
 class ParsedPage:
     """The results page a search parsed: what the tool watches (its health raises or clears
     the alert, counts in the metrics, and a suspect one is kept as a case). `html` is the
-    page only when the parse is suspect ("" otherwise: nothing kept that is not needed)."""
+    page only when the parse is suspect or was recovered from the page's structure (its health
+    gives reasons): "" otherwise, nothing kept that is not needed."""
 
     engine: str
     title: str
@@ -777,7 +778,7 @@ class SearchProvider:
 
     def _parsed(self, query: str, serp: SerpPage, html: str, url: str) -> None:
         if serp.blocked is None:  # a wall is not a results page: its own alert says so
-            kept = html if suspect(serp) else ""
+            kept = html if suspect(serp) or serp.health.reasons else ""
             self.parsed = ParsedPage(self.name, self.engine.title, query, url, serp, kept)
 
     def _refused(self, kind: str, settings: Settings) -> None:

@@ -78,7 +78,8 @@ class _Live(Collector):
         """Results pages parsed, by engine and health; the suspect ones on their own too."""
         parsed = CounterMetricFamily(
             "stream_browser_parses",
-            "results pages parsed, by engine and health (ok, suspect)",
+            "results pages parsed, by engine and health (ok, recovered: read from the page's "
+            "structure when its markup found too few, suspect)",
             labels=("engine", "health"),
         )
         suspect = CounterMetricFamily(
@@ -87,7 +88,7 @@ class _Live(Collector):
             labels=("engine",),
         )
         for engine, state in sorted(self.parses.items()):
-            for health in ("ok", "suspect"):
+            for health in ("ok", "recovered", "suspect"):
                 parsed.add_metric((engine, health), int(state.get(health, 0)))
             suspect.add_metric((engine,), int(state.get("suspect", 0)))
         yield parsed
