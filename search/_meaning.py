@@ -43,9 +43,14 @@ def model_state() -> dict[str, Any]:
     return {k: v for k, v in _state.items() if k != "model"}
 
 
-def _load() -> Any | None:
-    """The encoder, loaded once (thread-safe); None when the package is missing or broken."""
-    with _lock:
+def _load(wait: bool = True) -> Any | None:
+    """The encoder, loaded once (thread-safe); None when the package is missing or broken,
+    or (`wait` False) while another thread is still loading it."""
+    if _state["status"] == "ready":
+        return _state["model"]
+    if not _lock.acquire(blocking=wait):
+        return None  # `serve`'s warm-up is loading it: this read goes without
+    try:
         if _state["status"] == "ready":
             return _state["model"]
         if _state["status"] in ("missing", "failed"):
@@ -73,6 +78,8 @@ def _load() -> Any | None:
         _state.update(model=model, status="ready", load_ms=load_ms)
         log.info("read.model_loaded", ms=_state["load_ms"])
         return model
+    finally:
+        _lock.release()
 
 
 @functools.lru_cache(maxsize=_QUESTIONS)
@@ -93,14 +100,22 @@ def _similarities(question: str, texts: Sequence[str]) -> list[float]:
 
 
 def meaning_for(settings: Settings) -> Similarity | None:
-    """The similarity a read fuses with BM25, or None (SB_READ_MODEL=off, or not installed:
-    BM25 alone). Loads the model on first use: call it only for a read with a question."""
+    """The similarity a read fuses with BM25, or None (SB_READ_MODEL=off, not installed, or
+    still being loaded by `serve`'s warm-up: BM25 alone, never a read kept waiting). Loads
+    the model on first use: call it only for a read with a question."""
     if settings.read_model == "off":
         return None
-    return _similarities if _load() is not None else None
+    return _similarities if _load(wait=False) is not None else None
 
 
 def warm(settings: Settings) -> None:
-    """Load the model now (`serve` at start), so that no read pays for it."""
-    if settings.read_model != "off":
-        _load()
+    """Load the model now (`serve` at start), so that no read pays for it; or say that it
+    is off."""
+    if settings.read_model == "off":
+        log.info(
+            "read.model_off",
+            message="SB_READ_MODEL=off: reads rank passages by shared words alone "
+            "(set SB_READ_MODEL=on for the multilingual reading model)",
+        )
+        return
+    _load()

@@ -77,8 +77,9 @@ MODEL_POOL = 6
 MODEL_CHARS = 3000
 MODEL_WEIGHT = 1.0
 SENTENCE_MODEL_WEIGHT = 1.0
-# A question whose terms the page mostly lacks (under FOREIGN_COVERAGE of their idf weight:
-# asked in another language than the page's) has no lexical score to speak of: the model
+# A question whose words the page mostly lacks, its function words included (under
+# FOREIGN_COVERAGE of them: asked in another language than the page's; a question in the
+# page's language shares at least its "the", "of", "is") has no lexical score to speak of: the model
 # carries it, over the page's first FOREIGN_CHARS characters of sentences, weighted
 # FOREIGN_WEIGHT, a similarity under MEANING_FLOOR counting for nothing (a question the page
 # does not answer in any language keeps the opening).
@@ -353,7 +354,7 @@ def select(
     understood: dict[tuple[int, int], float] = {}
     foreign = False
     if meaning is not None and query and passages:
-        foreign = _coverage(question, bags) < FOREIGN_COVERAGE
+        foreign = _foreign(question, text)
         scores, understood = _understand(text, passages, scores, question, meaning, foreign)
     scored = [Passage(p.start, p.end, s) for p, s in zip(passages, scores, strict=True)]
     top = max(scored, key=lambda p: p.score, default=None)
@@ -415,20 +416,29 @@ def _highlight(h: Highlight) -> bool:
     return h.own > 0.0 or h.meaning >= MEANING_HIGHLIGHT
 
 
-def _coverage(question: str, bags: Sequence[Counter[str]]) -> float:
-    """The share of the question's terms (weighted by idf in the page, a term the page lacks
-    weighing most) that the page holds: low for a question asked in another language."""
-    asked = set(_asked(question))
+def _foreign(question: str, text: str) -> bool:
+    """Whether the question is asked in another language than the page's: under
+    FOREIGN_COVERAGE of its words (function words included; bigrams for unspaced scripts)
+    are anywhere in the page."""
+    asked = []
+    for run, word in _TOKEN.findall(question.lower()):
+        if word:
+            asked.append(word)
+        else:
+            asked.extend([run[i : i + 2] for i in range(len(run) - 1)] or [run])
     if not asked:
-        return 1.0
-    count = len(bags)
-    held = total = 0.0
-    for term in asked:
-        df = sum(1 for bag in bags if term in bag)
-        weight = math.log(1.0 + (count - df + 0.5) / (df + 0.5))
-        total += weight
-        held += weight if df else 0.0
-    return held / total if total else 1.0
+        return False
+    lowered = text.lower()
+    held = sum(
+        1
+        for term in asked
+        if (
+            re.search(rf"(?<![^\W_]){re.escape(term)}(?![^\W_])", lowered)
+            if term.isascii()
+            else term in lowered
+        )
+    )
+    return held / len(asked) < FOREIGN_COVERAGE
 
 
 def _understand(

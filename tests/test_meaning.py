@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -105,3 +106,13 @@ def test_a_read_without_a_question_never_loads_the_model() -> None:
         [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, check=True
     )
     assert out.stdout.strip() == "False"
+
+
+def test_a_read_while_serve_is_still_loading_the_model_goes_without_waiting(
+    fresh_model: None,
+) -> None:
+    with _meaning._lock:  # the warm-up thread, loading
+        started = time.monotonic()
+        assert _meaning.meaning_for(Settings()) is None
+        assert time.monotonic() - started < 0.5
+    assert _meaning.meaning_for(Settings()) is not None  # and once it is loaded, with it
