@@ -84,6 +84,7 @@ SENTENCE_MODEL_WEIGHT = 1.0
 # FOREIGN_WEIGHT, a similarity under MEANING_FLOOR counting for nothing (a question the page
 # does not answer in any language keeps the opening).
 FOREIGN_COVERAGE = 0.35
+FOREIGN_SCRIPT = 0.1
 FOREIGN_CHARS = 6000
 FOREIGN_WEIGHT = 4.0
 # A sentence that shares no term with the question is still a highlight when its similarity
@@ -104,6 +105,17 @@ _UNSPACED = (
     "\U00020000-\U0003134f"
 )
 _TOKEN = re.compile(f"([{_UNSPACED}]+)|([^\\W_{_UNSPACED}]+)")
+_UNSPACED_CHAR = re.compile(f"[{_UNSPACED}]")
+# The script a question in an unspaced script is written in: Hangul, kana, else Han.
+_HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]")
+_SCRIPT_CLASSES = (
+    re.compile("[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]"),
+    re.compile("[\u3040-\u309f\u30a0-\u30fa\u30fc-\u30ff\u31f0-\u31ff\uff66-\uff9d]"),
+    re.compile("[\u0e00-\u0e7f]"),
+    re.compile("[\u0e80-\u0eff]"),
+    re.compile("[\u1000-\u109f]"),
+    re.compile("[\u1780-\u17ff]"),
+)
 # A sentence ends at . ! ? (and the Arabic and Devanagari marks ؟ ।) followed by a space,
 # or at 。！？ (spaces or not).
 _SENTENCE_END = re.compile(r"(?<=[.!?؟।])[\"'”’)\]]*\s+|(?<=[。！？])[」』）\)]*\s*")
@@ -417,15 +429,22 @@ def _highlight(h: Highlight) -> bool:
 
 
 def _foreign(question: str, text: str) -> bool:
-    """Whether the question is asked in another language than the page's: under
-    FOREIGN_COVERAGE of its words (function words included; bigrams for unspaced scripts)
-    are anywhere in the page."""
-    asked = []
-    for run, word in _TOKEN.findall(question.lower()):
-        if word:
-            asked.append(word)
-        else:
-            asked.extend([run[i : i + 2] for i in range(len(run) - 1)] or [run])
+    """Whether the question is asked in another language than the page's. Unspaced scripts
+    by script: a question in Hangul, kana or Han on a page with little of it (under
+    FOREIGN_SCRIPT of its letters). Spaced ones by words: under FOREIGN_COVERAGE of the
+    question's words, its function words included, anywhere in the page."""
+    letters = [c for c in question if c.isalpha()]
+    if not letters:
+        return False
+    sample = text[:20000]
+    page_letters = sum(1 for c in sample if c.isalpha()) or 1
+    asked_unspaced = sum(1 for c in letters if _UNSPACED_CHAR.match(c))
+    if asked_unspaced * 2 >= len(letters):
+        script = next((pattern for pattern in _SCRIPT_CLASSES if pattern.search(question)), _HAN)
+        return len(script.findall(sample)) < FOREIGN_SCRIPT * page_letters
+    if len(_UNSPACED_CHAR.findall(sample)) * 2 >= page_letters:
+        return True  # a question in a spaced script on a page in an unspaced one
+    asked = [word for _, word in _TOKEN.findall(question.lower()) if word]
     if not asked:
         return False
     lowered = text.lower()
