@@ -69,7 +69,9 @@ PAIR_REACH = 5
 ANSWER_KIND_BONUS = 0.2
 # The reading model (a `meaning` given to `select`: search/_meaning.py), fused with BM25, never
 # in its place: the sentences of the MODEL_POOL best passages (MODEL_CHARS characters at most)
-# are compared with the question; a passage's score becomes its BM25 over the page's best
+# are compared with the question (MODEL_CHARS counted as characters of a spaced script: one
+# of Han, kana or Hangul counts four, as it costs the model about as many tokens); a
+# passage's score becomes its BM25 over the page's best
 # plus MODEL_WEIGHT times its best sentence's similarity, a sentence's its lexical score over
 # the best one's plus SENTENCE_MODEL_WEIGHT times its own (chosen by cross-validation, see
 # docs/reading.md).
@@ -90,9 +92,10 @@ FOREIGN_WEIGHT = 4.0
 # A sentence that shares no term with the question is still a highlight when its similarity
 # is at least this; the confidence mixes in CONFIDENCE_MODEL of the best highlight's
 # similarity (scaled from MEANING_FLOOR..MEANING_FULL to 0..1), all of it for a foreign
-# question.
+# question (chosen by nested 5-fold cross-validation on the next result's hard set: see
+# docs/reading.md; the lexical confidence alone is kept as `lexical`).
 MEANING_HIGHLIGHT = 0.3
-CONFIDENCE_MODEL = 0.0
+CONFIDENCE_MODEL = 0.5
 MEANING_FLOOR = 0.15
 MEANING_FULL = 0.6
 
@@ -215,7 +218,8 @@ class Selection:
     highlights: tuple[Highlight, ...] = ()
     confidence: float = 0.0
     extra: dict[str, float] = field(default_factory=dict)
-    foreign: bool = False  # the page lacks most of the question's terms: the model chose
+    foreign: bool = False  # asked in another language than the page's: the model chose
+    lexical: float = 0.0  # the confidence from the question's words alone
 
 
 # A question and texts -> the similarity of each text's meaning with the question's (the
@@ -375,6 +379,7 @@ def select(
     ranked = _ranked_sentences(text, scored, idf, question, understood)
     highlights = tuple([h for h in ranked if _highlight(h)][:HIGHLIGHTS])
     asked = _asked_only(text, passages, bags, question, highlights, hints, understood)
+    lexical = _confidence(text, asked, question, bags)
     found = Selection(
         text=text,
         passages=tuple(scored),
@@ -382,10 +387,9 @@ def select(
         whole_chars=whole,
         scored=len(scored),
         highlights=highlights,
-        confidence=_fused_confidence(
-            _confidence(text, asked, question, bags), asked, bool(understood), foreign
-        ),
+        confidence=_fused_confidence(lexical, asked, bool(understood), foreign),
         foreign=foreign,
+        lexical=lexical,
     )
     if whole <= budget:
         return found
@@ -485,7 +489,7 @@ def _understand(
             if room <= 0:
                 break
             spans.append((first, last, i))
-            room -= min(last - first, 300)
+            room -= _cost(text, first, min(last, first + 300))
     if not spans:
         return scores, {}
     similar = meaning(question, [text[first:last] for first, last, _ in spans])
@@ -498,6 +502,14 @@ def _understand(
     weight, floor = (FOREIGN_WEIGHT, MEANING_FLOOR) if foreign else (MODEL_WEIGHT, 0.0)
     fused = [s / top + weight * max(0.0, best.get(i, 0.0) - floor) for i, s in enumerate(scores)]
     return fused, understood
+
+
+def _cost(text: str, start: int, end: int) -> int:
+    """What embedding `text[start:end]` costs, in characters of a spaced script: the model's
+    cost is per token, about four such characters, and about one character of Han, kana or
+    Hangul (a Chinese sentence costs the model four times an English one of its length)."""
+    unspaced = len(_UNSPACED_CHAR.findall(text, start, end))
+    return end - start + 3 * unspaced
 
 
 def _fused_confidence(

@@ -103,6 +103,9 @@ class PageRead(BaseModel):
     # SB_SEARCH_READ_CONFIDENCE).
     highlights: list[Highlight] = Field(default_factory=list)
     confidence: float = 0.0
+    # The same from the question's words alone (the reading model left out): what
+    # SB_SEARCH_READ_CONFIDENCE's threshold was chosen on, for a search without the peek.
+    lexical_confidence: float = 0.0
     # What the stage shows: the kept passages' texts in page order, and the best one's index.
     shown: list[str] = Field(default_factory=list, exclude=True)
     shown_best: int = Field(default=0, exclude=True)
@@ -198,6 +201,7 @@ def _kept(
             for h in chosen.highlights
         ],
         "confidence": chosen.confidence,
+        "lexical_confidence": chosen.lexical,
     }
     if not chosen.focused:  # the opening from its top; or the whole text, where it answers
         shown = [best.text(text)] if best else passage_paragraphs(chosen.text)
