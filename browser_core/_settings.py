@@ -116,6 +116,9 @@ class Settings(BaseSettings):
     read_max_chars: int = Field(
         default=6000, ge=200, le=1_000_000, validation_alias="SB_READ_MAX_CHARS"
     )
+    # A read with a question ranks its passages with a small multilingual reading model too
+    # (search/_meaning.py, fused with BM25: docs/reading.md); "off": shared words alone.
+    read_model: Literal["on", "off"] = Field(default="on", validation_alias="SB_READ_MODEL")
     envelope_max_chars: int = Field(
         default=8000, ge=500, le=1_000_000, validation_alias="SB_ENVELOPE_MAX_CHARS"
     )

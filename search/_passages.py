@@ -26,7 +26,7 @@ import itertools
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 import snowballstemmer
@@ -67,6 +67,37 @@ PAIR_REACH = 5
 # multiplies by 1 + ANSWER_KIND_BONUS the score of a sentence holding a year, a month or a
 # number (chosen by cross-validation, see docs).
 ANSWER_KIND_BONUS = 0.2
+# The reading model (a `meaning` given to `select`: search/_meaning.py), fused with BM25, never
+# in its place: the sentences of the MODEL_POOL best passages (MODEL_CHARS characters at most)
+# are compared with the question (MODEL_CHARS counted as characters of a spaced script: one
+# of Han, kana or Hangul counts four, as it costs the model about as many tokens); a
+# passage's score becomes its BM25 over the page's best
+# plus MODEL_WEIGHT times its best sentence's similarity, a sentence's its lexical score over
+# the best one's plus SENTENCE_MODEL_WEIGHT times its own (chosen by cross-validation, see
+# docs/reading.md).
+MODEL_POOL = 6
+MODEL_CHARS = 3000
+MODEL_WEIGHT = 1.0
+SENTENCE_MODEL_WEIGHT = 1.0
+# A question whose words the page mostly lacks, its function words included (under
+# FOREIGN_COVERAGE of them: asked in another language than the page's; a question in the
+# page's language shares at least its "the", "of", "is") has no lexical score to speak of: the model
+# carries it, over the page's first FOREIGN_CHARS characters of sentences, weighted
+# FOREIGN_WEIGHT, a similarity under MEANING_FLOOR counting for nothing (a question the page
+# does not answer in any language keeps the opening).
+FOREIGN_COVERAGE = 0.35
+FOREIGN_SCRIPT = 0.1
+FOREIGN_CHARS = 6000
+FOREIGN_WEIGHT = 4.0
+# A sentence that shares no term with the question is still a highlight when its similarity
+# is at least this; the confidence mixes in CONFIDENCE_MODEL of the best highlight's
+# similarity (scaled from MEANING_FLOOR..MEANING_FULL to 0..1), all of it for a foreign
+# question (chosen by nested 5-fold cross-validation on the next result's hard set: see
+# docs/reading.md; the lexical confidence alone is kept as `lexical`).
+MEANING_HIGHLIGHT = 0.3
+CONFIDENCE_MODEL = 0.5
+MEANING_FLOOR = 0.15
+MEANING_FULL = 0.6
 
 # Thai, Lao, Myanmar, Khmer, Han (with extensions), kana, Hangul: scored on character
 # bigrams (their words are not separated by spaces, or their particles are glued on).
@@ -77,6 +108,17 @@ _UNSPACED = (
     "\U00020000-\U0003134f"
 )
 _TOKEN = re.compile(f"([{_UNSPACED}]+)|([^\\W_{_UNSPACED}]+)")
+_UNSPACED_CHAR = re.compile(f"[{_UNSPACED}]")
+# The script a question in an unspaced script is written in: Hangul, kana, else Han.
+_HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]")
+_SCRIPT_CLASSES = (
+    re.compile("[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]"),
+    re.compile("[\u3040-\u309f\u30a0-\u30fa\u30fc-\u30ff\u31f0-\u31ff\uff66-\uff9d]"),
+    re.compile("[\u0e00-\u0e7f]"),
+    re.compile("[\u0e80-\u0eff]"),
+    re.compile("[\u1000-\u109f]"),
+    re.compile("[\u1780-\u17ff]"),
+)
 # A sentence ends at . ! ? (and the Arabic and Devanagari marks ؟ ।) followed by a space,
 # or at 。！？ (spaces or not).
 _SENTENCE_END = re.compile(r"(?<=[.!?؟।])[\"'”’)\]]*\s+|(?<=[。！？])[」』）\)]*\s*")
@@ -145,6 +187,7 @@ class Highlight:
     before: int
     after: int
     own: float = 0.0  # its own BM25: a highlight shares a term with the question
+    meaning: float = 0.0  # its similarity with the question (the reading model's), if judged
 
     def text(self, whole: str) -> str:
         return whole[self.start : self.end]
@@ -175,6 +218,13 @@ class Selection:
     highlights: tuple[Highlight, ...] = ()
     confidence: float = 0.0
     extra: dict[str, float] = field(default_factory=dict)
+    foreign: bool = False  # asked in another language than the page's: the model chose
+    lexical: float = 0.0  # the confidence from the question's words alone
+
+
+# A question and texts -> the similarity of each text's meaning with the question's (the
+# reading model, search/_meaning.py; given to `select`, which stays pure).
+Similarity = Callable[[str, Sequence[str]], Sequence[float]]
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -298,13 +348,16 @@ def select(
     budget: int,
     *,
     hints: Sequence[str] = (),
+    meaning: Similarity | None = None,
 ) -> Selection:
     """The passages of `text` that answer `question`, within `budget` characters.
 
     A text that fits is returned whole, and one with no question (or where nothing scores)
     is cut to its opening; both unfocused. A text that fits still says which of its
     passages answers best (`best`, `passages`: all of them), for the stage to show, and
-    every read with a question that scores names its `highlights` and `confidence`."""
+    every read with a question that scores names its `highlights` and `confidence`. With a
+    `meaning` (the reading model), passages and sentences are ranked by BM25 and meaning
+    together."""
     whole = len(text)
     if not question or not question.strip():
         return Selection(text=opening(text, budget), whole_chars=whole)
@@ -314,12 +367,19 @@ def select(
     bags = [Counter(tokens(p.text(text))) for p in passages]
     idf = _idf(query, bags)
     scores = _bm25(bags, idf, K1, B) if query else [0.0] * len(passages)
+    understood: dict[tuple[int, int], float] = {}
+    foreign = False
+    if meaning is not None and query and passages:
+        foreign = _foreign(question, text)
+        scores, understood = _understand(text, passages, scores, question, meaning, foreign)
     scored = [Passage(p.start, p.end, s) for p, s in zip(passages, scores, strict=True)]
     top = max(scored, key=lambda p: p.score, default=None)
     if top is None or top.score <= 0.0:
         return Selection(text=opening(text, budget), whole_chars=whole, scored=len(scored))
-    ranked = _ranked_sentences(text, scored, idf, question)
-    highlights = tuple([h for h in ranked if h.own > 0.0][:HIGHLIGHTS])
+    ranked = _ranked_sentences(text, scored, idf, question, understood)
+    highlights = tuple([h for h in ranked if _highlight(h)][:HIGHLIGHTS])
+    asked = _asked_only(text, passages, bags, question, highlights, hints, understood)
+    lexical = _confidence(text, asked, question, bags)
     found = Selection(
         text=text,
         passages=tuple(scored),
@@ -327,9 +387,9 @@ def select(
         whole_chars=whole,
         scored=len(scored),
         highlights=highlights,
-        confidence=_confidence(
-            text, _asked_only(text, passages, bags, question, highlights, hints), question, bags
-        ),
+        confidence=_fused_confidence(lexical, asked, bool(understood), foreign),
+        foreign=foreign,
+        lexical=lexical,
     )
     if whole <= budget:
         return found
@@ -350,6 +410,7 @@ def _asked_only(
     question: str,
     highlights: tuple[Highlight, ...],
     hints: Sequence[str],
+    understood: dict[tuple[int, int], float] | None = None,
 ) -> tuple[Highlight, ...]:
     """The best sentences for the question alone: the highlights, unless hints (a snippet's
     words, which help find the passage to show) chose them; then they are ranked again
@@ -362,8 +423,106 @@ def _asked_only(
     if max(scores, default=0.0) <= 0.0:
         return ()
     scored = [Passage(p.start, p.end, s) for p, s in zip(passages, scores, strict=True)]
-    ranked = _ranked_sentences(text, scored, idf, question)
-    return tuple([h for h in ranked if h.own > 0.0][:HIGHLIGHTS])
+    ranked = _ranked_sentences(text, scored, idf, question, understood)
+    return tuple([h for h in ranked if _highlight(h)][:HIGHLIGHTS])
+
+
+def _highlight(h: Highlight) -> bool:
+    """A sentence shares a term with the question, or the model finds it close in meaning."""
+    return h.own > 0.0 or h.meaning >= MEANING_HIGHLIGHT
+
+
+def _foreign(question: str, text: str) -> bool:
+    """Whether the question is asked in another language than the page's. Unspaced scripts
+    by script: a question in Hangul, kana or Han on a page with little of it (under
+    FOREIGN_SCRIPT of its letters). Spaced ones by words: under FOREIGN_COVERAGE of the
+    question's words, its function words included, anywhere in the page."""
+    letters = [c for c in question if c.isalpha()]
+    if not letters:
+        return False
+    sample = text[:20000]
+    page_letters = sum(1 for c in sample if c.isalpha()) or 1
+    asked_unspaced = sum(1 for c in letters if _UNSPACED_CHAR.match(c))
+    if asked_unspaced * 2 >= len(letters):
+        script = next((pattern for pattern in _SCRIPT_CLASSES if pattern.search(question)), _HAN)
+        return len(script.findall(sample)) < FOREIGN_SCRIPT * page_letters
+    if len(_UNSPACED_CHAR.findall(sample)) * 2 >= page_letters:
+        return True  # a question in a spaced script on a page in an unspaced one
+    asked = [word for _, word in _TOKEN.findall(question.lower()) if word]
+    if not asked:
+        return False
+    lowered = text.lower()
+    held = sum(
+        1
+        for term in asked
+        if (
+            re.search(rf"(?<![^\W_]){re.escape(term)}(?![^\W_])", lowered)
+            if term.isascii()
+            else term in lowered
+        )
+    )
+    return held / len(asked) < FOREIGN_COVERAGE
+
+
+def _understand(
+    text: str,
+    passages: Sequence[Passage],
+    scores: list[float],
+    question: str,
+    meaning: Similarity,
+    foreign: bool,
+) -> tuple[list[float], dict[tuple[int, int], float]]:
+    """BM25 and meaning fused: the sentences of the MODEL_POOL best passages (for a foreign
+    question, then every passage in page order), up to MODEL_CHARS (FOREIGN_CHARS)
+    characters, compared with the question; each passage's score over the page's best plus
+    the weight times its best sentence's similarity. Returns the fused scores and each
+    compared sentence's similarity."""
+    order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
+    picked = [i for i in order[:MODEL_POOL] if scores[i] > 0.0]
+    if foreign:
+        chosen = set(picked)
+        picked += [i for i in range(len(passages)) if i not in chosen]
+    room = FOREIGN_CHARS if foreign else MODEL_CHARS
+    spans: list[tuple[int, int, int]] = []
+    for i in picked:
+        for first, last in sentences(text, passages[i].start, passages[i].end):
+            if room <= 0:
+                break
+            spans.append((first, last, i))
+            room -= _cost(text, first, min(last, first + 300))
+    if not spans:
+        return scores, {}
+    similar = meaning(question, [text[first:last] for first, last, _ in spans])
+    best: dict[int, float] = {}
+    understood: dict[tuple[int, int], float] = {}
+    for (first, last, i), value in zip(spans, similar, strict=True):
+        understood[(first, last)] = float(value)
+        best[i] = max(best.get(i, 0.0), float(value))
+    top = max(scores) or 1.0
+    weight, floor = (FOREIGN_WEIGHT, MEANING_FLOOR) if foreign else (MODEL_WEIGHT, 0.0)
+    fused = [s / top + weight * max(0.0, best.get(i, 0.0) - floor) for i, s in enumerate(scores)]
+    return fused, understood
+
+
+def _cost(text: str, start: int, end: int) -> int:
+    """What embedding `text[start:end]` costs, in characters of a spaced script: the model's
+    cost is per token, about four such characters, and about one character of Han, kana or
+    Hangul (a Chinese sentence costs the model four times an English one of its length)."""
+    unspaced = len(_UNSPACED_CHAR.findall(text, start, end))
+    return end - start + 3 * unspaced
+
+
+def _fused_confidence(
+    lexical: float, highlights: Sequence[Highlight], judged: bool, foreign: bool
+) -> float:
+    """The lexical confidence, with CONFIDENCE_MODEL of the model's (all of it for a foreign
+    question) when the model judged the sentences."""
+    if not judged:
+        return lexical
+    best = max((h.meaning for h in highlights), default=0.0)
+    model = min(1.0, max(0.0, (best - MEANING_FLOOR) / (MEANING_FULL - MEANING_FLOOR)))
+    share = 1.0 if foreign else CONFIDENCE_MODEL
+    return round((1.0 - share) * lexical + share * model, 3)
 
 
 def sentences(text: str, start: int, end: int) -> list[tuple[int, int]]:
@@ -390,12 +549,17 @@ def _paragraph(text: str, at: int) -> tuple[int, int]:
 
 
 def _ranked_sentences(
-    text: str, scored: list[Passage], idf: dict[str, float], question: str = ""
+    text: str,
+    scored: list[Passage],
+    idf: dict[str, float],
+    question: str = "",
+    understood: dict[tuple[int, int], float] | None = None,
 ) -> list[Highlight]:
     """The sentences of the SENTENCE_POOL best passages, best first: each one's BM25 among
     them (the page's idf) plus PASSAGE_WEIGHT times its passage's score, plus its phrases of
     the question, times the answer kind's bonus, with its neighbours in its paragraph as
-    context."""
+    context; with the model's similarities (`understood`), each sentence's lexical score over
+    the best one's plus SENTENCE_MODEL_WEIGHT times its similarity."""
     pool = sorted((p for p in scored if p.score > 0.0), key=lambda p: (-p.score, p.start))
     spans: list[tuple[int, int, int, int, float]] = []
     paragraphs: dict[int, list[tuple[int, int]]] = {}
@@ -424,8 +588,24 @@ def _ranked_sentences(
         if kind is not None and kind.search(text, first, last):
             total *= 1.0 + ANSWER_KIND_BONUS
         ranked.append(Highlight(first, last, total, before, after, own_score))
+    if understood:
+        ranked = _with_meaning(ranked, understood)
     ranked.sort(key=lambda h: (-h.score, h.start))
     return ranked
+
+
+def _with_meaning(
+    ranked: list[Highlight], understood: dict[tuple[int, int], float]
+) -> list[Highlight]:
+    """Each sentence's lexical score over the best one's plus SENTENCE_MODEL_WEIGHT times its
+    similarity with the question (0 for a sentence the model did not judge)."""
+    top = max((h.score for h in ranked), default=0.0) or 1.0
+    out = []
+    for h in ranked:
+        value = understood.get((h.start, h.end), 0.0)
+        score = h.score / top + SENTENCE_MODEL_WEIGHT * max(0.0, value)
+        out.append(replace(h, score=score, meaning=value))
+    return out
 
 
 def _phrases(question: str, idf: dict[str, float]) -> dict[tuple[str, str], float]:

@@ -92,7 +92,8 @@ def test_a_top_result_that_only_mentions_the_question_gives_way_to_the_next_that
     results_page(fake, first, second)
     answer, events = search(drv, settings, QUESTION)
     peek = answer.data["read_peek"]
-    assert peek["outcome"] == "ok" and peek["confidence"] == 1.0, peek
+    # every term of the question, and the reading model finds the answer close in meaning
+    assert peek["outcome"] == "ok" and peek["confidence"] > 0.9, peek
     choice = answer.data["read_choice"]
     [top, nxt] = choice["results"]
     # The top page holds enough of the question's words for the threshold alone to keep it.
@@ -114,7 +115,8 @@ def test_a_next_result_that_answers_nothing_is_not_opened_for_an_unsure_top_resu
     answer, _ = search(drv, settings, VAGUE)
     [read] = answer.data["reads"]
     # Below the threshold: without the peek the next result would have been opened.
-    assert google_provider.PEEK_FLOOR <= read["confidence"] < settings.search_read_confidence
+    assert read["confidence"] >= google_provider.PEEK_FLOOR
+    assert read["lexical_confidence"] < settings.search_read_confidence
     assert answer.data["read_peek"]["confidence"] == 0.0
     assert answer.data["read_choice"] is None and answer.data["read_next_skipped"] is None
     assert "first lit in 1873" in answer.body

@@ -208,7 +208,8 @@ def test_when_only_the_second_result_holds_the_answer_the_brain_gets_it_from_the
     choice = answer.data["read_choice"]
     assert choice["chosen"] == 2
     assert [r["url"] for r in choice["results"]] == [first, second]
-    assert choice["results"][0]["confidence"] < choice["results"][1]["confidence"] == 1.0
+    top, nxt = (r["confidence"] for r in choice["results"])
+    assert top < 0.5 and nxt > 0.9  # every term, and close in meaning (the reading model)
     assert ANSWER in answer.body and f"({second})" in answer.body
     assert "result 2 answers the question better" in answer.body
     [read_] = answer.data["reads"]

@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 from types import ModuleType
 from typing import Any
 
-from bench.answers._eval import Item, Page, hits, read_with, thin
+from bench.answers._eval import Item, Meaning, Page, hits, read_with, thin
 
 __all__ = ["DEFAULT_GRID", "cross_validate", "parse_grid", "patched"]
 
@@ -104,8 +104,10 @@ def cross_validate(
     *,
     per_page: int = 5,
     seed: int = 34,
+    meaning: Meaning | None = None,
 ) -> dict[str, Any]:
-    """Score every setting, choose per fold on the others, report the held-out shares."""
+    """Score every setting, choose per fold on the others, report the held-out shares (of
+    the read with the reading model when `meaning` is given)."""
     current, combos = _settings(module, grid)
     langs = sorted({i.language for i in items})
     groups = [(lang, b) for lang in langs for b in budgets]
@@ -120,7 +122,7 @@ def cross_validate(
     scores: dict[Setting, dict[int, list[bool]]] = {}
     for combo in combos:
         with patched(module, combo):
-            reader = read_with("new", module)
+            reader = read_with("model" if meaning else "new", module, meaning)
             scores[combo] = {b: hits(pages, sampled[b], b, reader) for b in budgets}
     fold = _folds(pages, items, k, seed)
 

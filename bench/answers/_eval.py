@@ -5,7 +5,8 @@ A question counts as answered when its answer, with up to `CONTEXT` characters e
 own context, not a stray copy of the same word elsewhere. Three readers: the opening (the
 extracted text's first `budget` characters, as reads work today), plain BM25 over the
 page's paragraphs (character bigrams, whole paragraphs in page order, no lead, no tuning),
-and the new read (`select` of the passage module under test).
+and the new read (`select` of the passage module under test); with `--model`, the new read
+with the reading model too (`model`: search/_meaning.py's similarity, fused with BM25).
 """
 
 from __future__ import annotations
@@ -30,8 +31,10 @@ from bench.answers._pages import build_page, page_path
 
 __all__ = [
     "CONTEXT",
+    "MODEL",
     "READERS",
     "Item",
+    "Meaning",
     "Page",
     "Tally",
     "hits",
@@ -49,6 +52,7 @@ __all__ = [
 
 CONTEXT = 8  # characters of the answer's own paragraph on each side
 READERS = ("opening", "bm25", "new")
+MODEL = "model"  # the new read with the reading model (--model)
 _SPACE = re.compile(r"\s+")
 
 
@@ -195,7 +199,43 @@ def load_passages(path: Path | None = None) -> ModuleType:
     return module
 
 
-def read_with(reader: str, passages: ModuleType | None) -> Callable[[str, str, int], str]:
+class Meaning:
+    """The reading model's similarity for the bench: each sentence's vector kept (a page's
+    sentences are compared with each of its many questions, and again for every setting a
+    cross-validation tries), the time of the model's own work counted."""
+
+    def __init__(self) -> None:
+        from search import _meaning
+
+        model = _meaning._load()
+        if model is None:
+            raise ImportError(_meaning.MISSING)
+        self._model: Any = model
+        self._chars = _meaning.SENTENCE_CHARS
+        self._vectors: dict[str, Any] = {}
+        self._questions: dict[str, Any] = {}
+
+    def __call__(self, question: str, texts: Sequence[str]) -> list[float]:
+        todo = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+        if todo:
+            for text, vector in zip(
+                todo, self._model.encode([t[: self._chars] for t in todo]), strict=True
+            ):
+                self._vectors[text] = vector
+        asked = self._questions.get(question)
+        if asked is None:
+            asked = self._questions[question] = self._model.encode([question])[0]
+        return [float(self._vectors[t] @ asked) for t in texts]
+
+
+def read_with(
+    reader: str, passages: ModuleType | None, meaning: Meaning | None = None
+) -> Callable[[str, str, int], str]:
+    if reader == MODEL:
+        assert passages is not None and meaning is not None
+        return lambda text, question, budget: str(
+            passages.select(text, question, budget, meaning=meaning).text
+        )
     if reader == "opening":
         return lambda text, question, budget: text[:budget]
     if reader == "bm25":
@@ -218,15 +258,21 @@ def hits(
 
 
 def timed_select(
-    passages: ModuleType, pages: Sequence[Page], items: Sequence[Item], budget: int
+    passages: ModuleType,
+    pages: Sequence[Page],
+    items: Sequence[Item],
+    budget: int,
+    meaning: Callable[[str, Sequence[str]], list[float]] | None = None,
 ) -> tuple[list[float], list[float], list[bool]]:
-    """Milliseconds per `select` call with the item's question and with none (today's
-    read) on its page, and whether the page is longer than the budget."""
+    """Milliseconds per `select` call with the item's question (and `meaning`: the reading
+    model, uncached) and with none (today's read) on its page, and whether the page is
+    longer than the budget."""
     with_q, without, longer = [], [], []
+    extra = {"meaning": meaning} if meaning is not None else {}
     for item in items:
         text = pages[item.page].text
         started = time.perf_counter()
-        passages.select(text, item.question, budget)
+        passages.select(text, item.question, budget, **extra)
         middle = time.perf_counter()
         passages.select(text, None, budget)
         with_q.append((middle - started) * 1000)

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
-from bench.answers._eval import Item, Page
+from bench.answers._eval import Item, Meaning, Page
 
 __all__ = ["hard_next_figures"]
 
@@ -115,17 +115,23 @@ def _choose(by_lang: dict[str, list[Pair]]) -> float:
 
 
 def hard_next_figures(
-    module: ModuleType, pages: Sequence[Page], items: Sequence[Item], folds: int = 5
+    module: ModuleType,
+    pages: Sequence[Page],
+    items: Sequence[Item],
+    folds: int = 5,
+    meaning: Meaning | None = None,
 ) -> dict[str, Any]:
-    """Confusion per language at the module's confidence, the threshold chosen per fold."""
+    """Confusion per language at the module's confidence (with the reading model when
+    `meaning` is given), the threshold chosen per fold."""
+    extra = {"meaning": meaning} if meaning is not None else {}
     bags = [Counter(module.tokens(p.text)) for p in pages]
     pairs: list[tuple[str, Pair]] = []
     for item in items:
         if not item.survived:
             continue
         other = _hard_other(module, pages, bags, item)
-        on = float(module.select(pages[item.page].text, item.question, 6000).confidence)
-        off = float(module.select(pages[other].text, item.question, 6000).confidence)
+        on = float(module.select(pages[item.page].text, item.question, 6000, **extra).confidence)
+        off = float(module.select(pages[other].text, item.question, 6000, **extra).confidence)
         pairs.append((item.language, (on, off)))
     order = list(range(len(pairs)))
     random.Random(57).shuffle(order)

@@ -3,16 +3,18 @@
 Per language and budget (6,000, 1,500 and 600 characters by default), the share of questions
 whose answer, with a few characters of its own context, is in what the brain gets, for
 three readers: the opening (today), plain BM25 over the page's paragraphs, and the new read
-(`search._passages.select`, or the module given with --passages). Pages are Wikipedia-shaped
-(bench/answers/_pages.py) and read by `extract_article` in-process; with --service, a sample
-is read through `stream-browser serve` and the standard-library client on a real Chromium.
+(`search._passages.select`, or the module given with --passages), and with --model the new
+read with the reading model (search/_meaning.py) beside it, with its time per read. Pages are
+Wikipedia-shaped (bench/answers/_pages.py) and read by `extract_article` in-process; with
+--service, a sample is read through `stream-browser serve` and the standard-library client on
+a real Chromium.
 --folds K cross-validates the passage module's settings over articles; --next measures when
 a search that reads should open the next result (bench/answers/_next.py, _hard.py);
 --next-service N searches N questions a language through the service, the answer's page and
 the page sharing most of its words as the top two results (bench/answers/_next_service.py).
 
-    python -m bench.answers [FILE_OR_FOLDER ...] [--budgets 6000 1500 600] [--service] [--folds 5]
-                            [--next] [--next-service N]
+    python -m bench.answers [FILE_OR_FOLDER ...] [--budgets 6000 1500 600] [--model]
+                            [--service] [--folds 5] [--next] [--next-service N]
 """
 
 from __future__ import annotations
@@ -30,8 +32,10 @@ from typing import Any
 from bench.answers._cv import DEFAULT_GRID, cross_validate, parse_grid
 from bench.answers._data import QuestionSet, load_sets
 from bench.answers._eval import (
+    MODEL,
     READERS,
     Item,
+    Meaning,
     Page,
     hits,
     load_passages,
@@ -62,6 +66,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--budgets", type=int, nargs="+", default=[6000, 1500, 600])
     parser.add_argument("--passages", type=Path, help="the passage module to test (a .py file)")
+    parser.add_argument(
+        "--model",
+        action="store_true",
+        help="the new read with the reading model too, side by side (and --folds tunes it)",
+    )
     parser.add_argument("--per-page", type=int, default=0, help="at most N questions a page")
     parser.add_argument("--losses", type=int, default=3, help="lost questions shown a language")
     parser.add_argument("--service", action="store_true", help="also read through the service")
@@ -115,10 +124,15 @@ def languages(items: Sequence[Item]) -> list[str]:
 
 
 def run_readers(
-    passages: ModuleType, pages: list[Page], items: list[Item], budgets: list[int]
+    passages: ModuleType,
+    pages: list[Page],
+    items: list[Item],
+    budgets: list[int],
+    meaning: Meaning | None = None,
 ) -> dict[int, dict[str, list[bool]]]:
+    readers = (*READERS, MODEL) if meaning is not None else READERS
     return {
-        budget: {r: hits(pages, items, budget, read_with(r, passages)) for r in READERS}
+        budget: {r: hits(pages, items, budget, read_with(r, passages, meaning)) for r in readers}
         for budget in budgets
     }
 
@@ -131,10 +145,9 @@ def report(
         "\nin-process: the answer (± 8 chars of its paragraph, whitespace ignored) "
         "in what the brain gets"
     )
-    print(
-        f"{'lang':<5}{'budget':>7} | {'all':>6} {'opening':>8} {'bm25':>7} {'new':>7} | "
-        f"{'longer':>6} {'opening':>8} {'bm25':>7} {'new':>7}"
-    )
+    readers = list(next(iter(results.values())))
+    names = " ".join(f"{r:>7}" for r in readers)
+    print(f"{'lang':<5}{'budget':>7} | {'all':>6} {names} | {'longer':>6} {names}")
     figures: dict[str, Any] = {}
     for lang in languages(items):
         for budget, found in results.items():
@@ -144,17 +157,17 @@ def report(
                 found,
                 [i.language == lang and len(pages[i.page].text) > budget for i in items],
             )
-            row = [f"{t.share(r):7.2f}%" for t in (everything,) for r in READERS]
-            row_long = [f"{longer.share(r):7.2f}%" for r in READERS]
+            row = [f"{everything.share(r):6.2f}%" for r in readers]
+            row_long = [f"{longer.share(r):6.2f}%" for r in readers]
             print(
                 f"{lang:<5}{budget:>7} | {everything.total:>6} {' '.join(row)} | "
                 f"{longer.total:>6} {' '.join(row_long)}"
             )
             figures[f"{lang}/{budget}"] = {
                 "questions": everything.total,
-                **{r: everything.share(r) for r in READERS},
+                **{r: everything.share(r) for r in readers},
                 "longer_questions": longer.total,
-                **{f"longer_{r}": longer.share(r) for r in READERS},
+                **{f"longer_{r}": longer.share(r) for r in readers},
             }
     return figures
 
@@ -198,7 +211,11 @@ def report_losses(
 
 
 def report_times(
-    passages: ModuleType, pages: list[Page], items: list[Item], budgets: list[int]
+    passages: ModuleType,
+    pages: list[Page],
+    items: list[Item],
+    budgets: list[int],
+    model: bool = False,
 ) -> dict[str, Any]:
     load = os.getloadavg()[0]
     print(
@@ -227,6 +244,41 @@ def report_times(
                 f"median {row['without_question_median_ms']:.3f}"
             )
             figures[f"{lang}/{budget}"] = row
+    if model:
+        figures["model"] = report_model_times(passages, pages, items, budgets)
+    return figures
+
+
+def report_model_times(
+    passages: ModuleType, pages: list[Page], items: list[Item], budgets: list[int]
+) -> dict[str, Any]:
+    """`select` per read with the reading model (nothing cached but the question, as in the
+    service), beside the same reads without it, interleaved."""
+    from search import _meaning
+
+    print(
+        f"\nselect() per read with the reading model, ms (load {os.getloadavg()[0]:.1f}): "
+        "median without / with / added, p90 with"
+    )
+    figures: dict[str, Any] = {}
+    for lang in languages(items):
+        mine = thin([i for i in items if i.language == lang], 2)
+        for budget in budgets:
+            plain, _, _ = timed_select(passages, pages, mine, budget)
+            fused, _, _ = timed_select(passages, pages, mine, budget, _meaning._similarities)
+            added = [b - a for a, b in zip(plain, fused, strict=True)]
+            row = {
+                "median_ms": median(plain),
+                "model_median_ms": median(fused),
+                "added_median_ms": median(added),
+                "model_p90_ms": percentile(fused, 0.9),
+                "reads": len(fused),
+            }
+            print(
+                f"  {lang} {budget}: {row['median_ms']:.1f} / {row['model_median_ms']:.1f} / "
+                f"+{row['added_median_ms']:.1f}, p90 {row['model_p90_ms']:.1f} ({len(fused)} reads)"
+            )
+            figures[f"{lang}/{budget}"] = row
     return figures
 
 
@@ -236,6 +288,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sets = load_sets(args.sets or list(DEFAULT_SETS))
         passages = load_passages(args.passages)
         grid = parse_grid(args.grid) if args.grid else DEFAULT_GRID
+        meaning = Meaning() if args.model else None
     except (ValueError, OSError, ImportError) as exc:
         print(f"python -m bench.answers: {exc}", file=sys.stderr)
         return 2
@@ -249,10 +302,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         out["next_service"] = next_service_figures(passages, pages, items, args.next_service)
     elif not (args.folds and args.folds_only):
-        results = run_readers(passages, pages, items, args.budgets)
+        results = run_readers(passages, pages, items, args.budgets, meaning)
         out["in_process"] = report(pages, items, results)
         report_losses(pages, items, results, args.losses)
-        out["select_ms"] = report_times(passages, pages, items, args.budgets)
+        out["select_ms"] = report_times(passages, pages, items, args.budgets, args.model)
     if args.folds:
         out["cross_validation"] = cross_validate(
             passages,
@@ -263,13 +316,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             grid,
             per_page=args.cv_per_page,
             seed=args.seed,
+            meaning=meaning,
         )
     if args.next:
         from bench.answers._hard import hard_next_figures
         from bench.answers._next import next_result_figures
 
         out["next_result"] = next_result_figures(passages, pages, items, args.budgets)
-        out["next_result_hard"] = hard_next_figures(passages, pages, items)
+        out["next_result_hard"] = hard_next_figures(passages, pages, items, meaning=meaning)
     if args.service:
         from bench.answers._service import service_figures
 

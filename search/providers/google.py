@@ -337,7 +337,7 @@ def _wants_next(
         return True
     if peeked is not None and peeked.confidence is not None:
         return first.confidence < PEEK_FLOOR or peeked.confidence > first.confidence
-    return first.confidence < settings.search_read_confidence
+    return first.lexical_confidence < settings.search_read_confidence
 
 
 def _peek_next(

@@ -37,6 +37,7 @@ from browser_core import (
 )
 from browser_core.stage import passage_paragraphs, prepare, show_caption, show_passage
 from search._language import count_words
+from search._meaning import meaning_for
 from search._passages import GAP, select
 from search._types import Request
 from search.parsers.google import detect_interstitial
@@ -102,6 +103,9 @@ class PageRead(BaseModel):
     # SB_SEARCH_READ_CONFIDENCE).
     highlights: list[Highlight] = Field(default_factory=list)
     confidence: float = 0.0
+    # The same from the question's words alone (the reading model left out): what
+    # SB_SEARCH_READ_CONFIDENCE's threshold was chosen on, for a search without the peek.
+    lexical_confidence: float = 0.0
     # What the stage shows: the kept passages' texts in page order, and the best one's index.
     shown: list[str] = Field(default_factory=list, exclude=True)
     shown_best: int = Field(default=0, exclude=True)
@@ -171,13 +175,17 @@ async def read_in_page(
         word_count=count_words(text),
         text_chars=len(text),
         truncated=len(text) > budget,
-        **_kept(text, question, budget, hints),
+        **await asyncio.to_thread(_kept, text, question, settings, hints),
     )
 
 
-def _kept(text: str, question: str | None, budget: int, hints: Sequence[str]) -> dict[str, Any]:
-    """The text the envelope carries, and what the stage shows of it."""
-    chosen = select(text, question, budget, hints=hints)
+def _kept(
+    text: str, question: str | None, settings: Settings, hints: Sequence[str]
+) -> dict[str, Any]:
+    """The text the envelope carries, and what the stage shows of it (the reading model
+    loaded, and asked, only for a read with a question). CPU work: run it in a thread."""
+    meaning = meaning_for(settings) if question and question.strip() else None
+    chosen = select(text, question, settings.read_max_chars, hints=hints, meaning=meaning)
     best = chosen.best
     found: dict[str, Any] = {
         "highlights": [
@@ -193,6 +201,7 @@ def _kept(text: str, question: str | None, budget: int, hints: Sequence[str]) ->
             for h in chosen.highlights
         ],
         "confidence": chosen.confidence,
+        "lexical_confidence": chosen.lexical,
     }
     if not chosen.focused:  # the opening from its top; or the whole text, where it answers
         shown = [best.text(text)] if best else passage_paragraphs(chosen.text)
@@ -254,7 +263,8 @@ def judge_peek(peeked: Peeked, question: str, settings: Settings) -> PeekRead:
     text = extract_article(peeked.body, url).text.strip()
     if count_words(text) < BODY_ENOUGH_WORDS:  # drawn by script: only the tab would know
         return done("script", None)
-    return done("ok", select(text, question, settings.read_max_chars).confidence)
+    chosen = select(text, question, settings.read_max_chars, meaning=meaning_for(settings))
+    return done("ok", chosen.confidence)
 
 
 async def _followed(page: Any, committed: str, settings: Settings) -> str:

@@ -22,6 +22,7 @@ from browser_core import (
     configure_logging,
 )
 
+from .._meaning import warm as warm_model
 from .._tool import BrowseTool
 from ..parsers.article import warm_up
 from ._access import Access
@@ -257,9 +258,10 @@ def prepare(settings: Settings, tool: BrowseTool | None = None) -> Prepared:
     return Prepared(_DrainingServer(config, service), bound, token)
 
 
-def _warm_up() -> None:
+def _warm_up(settings: Settings) -> None:
     try:
         warm_up()
+        warm_model(settings)  # the reading model (SB_READ_MODEL): ~1 s, once
     except Exception as exc:  # only the first call then pays for it
         log.info("service.warm_up_failed", error=str(exc)[:200])
 
@@ -274,7 +276,7 @@ def serve(settings: Settings, *, ready: Callable[[str], None] | None = None) -> 
     )
     prepared.listen()  # the console hears the egress guard's refusals from here on
     # built once for the process's life, before a call needs it (a first read pays ~140 ms)
-    threading.Thread(target=_warm_up, name="warm-up", daemon=True).start()
+    threading.Thread(target=_warm_up, args=(settings,), name="warm-up", daemon=True).start()
     if ready is not None:
         prepared.server.ready = lambda: ready(prepared.url)
     prepared.run()
