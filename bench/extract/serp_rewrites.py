@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import mean, median
 
-from search.parsers import SerpPage, engine_for
-from search.parsers._dom import document
-from search.parsers.google._urls import other_tab
+import lxml.html
+
+from search.parsers import SerpPage, engine_for, other_tab
 from tests._rewrites import REWRITES
 
 from .serp import norm, read_text
@@ -90,7 +90,8 @@ def run(argv: list[str]) -> int:
         html = read_text(path)
         engine = engine_for(html)  # told by the page before its rewrite (live: by its address)
         before = engine.parse(html, None)
-        if before.blocked or len(before.results) < 3 or other_tab(html, None, document(html)):
+        tab = other_tab(html, None, lxml.html.fromstring(html))
+        if before.blocked or len(before.results) < 3 or tab is not None:
             continue  # a wall, a page of another tab (images, news): not the web results
         for name in names:
             changed = REWRITES[name](html)
