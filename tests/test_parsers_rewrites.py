@@ -58,6 +58,50 @@ def test_google_results_should_survive_each_rewrite(name: str, kind: str) -> Non
         assert after.ai_overview.text == before.ai_overview.text
 
 
+@pytest.mark.parametrize("kind", ["rename", "all"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "serp/aql-wayback/2021-08-11_google-243-1628713922.html.gz",
+        "serp/nwatab-search-navigator/2025-08-07_all_something_en_usa_infinite-scroll.html.gz",
+        "serp/zlurad-serp-parser/desktop/google.html.gz",
+    ],
+)
+def test_a_knowledge_panel_should_be_found_by_its_shape(name: str, kind: str) -> None:
+    # The side block with a title heading and "label: value" rows, its class names renamed.
+    html = read(FIXTURES / name)
+    before = parse_serp(html).knowledge_panel
+    after = parse_serp(REWRITES[kind](html)).knowledge_panel
+    assert before is not None
+    assert after is not None, kind
+    assert after.title == before.title
+    assert set(after.facts) & set(before.facts), (after.facts, before.facts)
+
+
+@pytest.mark.parametrize("kind", ["rename", "all"])
+def test_a_featured_snippet_should_be_found_by_its_shape(kind: str) -> None:
+    # The prose above its source's title link, in the first result's block.
+    html = read(FIXTURES / "serp/zlurad-serp-parser/desktop/featured-snippet.html.gz")
+    before = parse_serp(html).answer
+    after = parse_serp(REWRITES[kind](html)).answer
+    assert before is not None and after is not None
+    assert before[:60] in after, (before, after)
+
+
+def test_no_answer_box_or_panel_should_be_made_up_on_rewritten_pages() -> None:
+    # Pages with neither: a rewrite never gives them one (results' own "label:" rows and
+    # descriptions are not a panel or an answer).
+    for name in GOOGLE:
+        html = read(FIXTURES / name)
+        before = parse_serp(html)
+        for kind in KINDS:
+            after = parse_serp(REWRITES[kind](html))
+            if before.answer is None:
+                assert after.answer is None, (name, kind, after.answer)
+            if before.knowledge_panel is None:
+                assert after.knowledge_panel is None, (name, kind, after.knowledge_panel)
+
+
 BING = sorted((FIXTURES / "serp-engines" / "bing").glob("*.html.gz"))
 
 
