@@ -102,6 +102,24 @@ def test_no_answer_box_or_panel_should_be_made_up_on_rewritten_pages() -> None:
                 assert after.knowledge_panel is None, (name, kind, after.knowledge_panel)
 
 
+@pytest.mark.parametrize(
+    "name",
+    [
+        "serp/aql-wayback/2019-06-11_google-can-ju-ying-yu-1560296360.html.gz",
+        "serp-engines/bing/2010-05-22_bing-obama-speech-1274497739.html.gz",
+    ],
+)
+def test_a_renamed_page_read_whole_should_not_be_called_suspect(name: str) -> None:
+    # Its main column's ids renamed: the column is found around the results it parsed, not
+    # taken to be the whole page (whose side panel and footer links would make it "suspect").
+    html = read(FIXTURES / name)
+    parse = parse_bing if "bing" in name else parse_serp
+    before = parse(html)
+    after = parse(REWRITES["rename"](html))
+    assert urls(after) == urls(before)
+    assert after.health.state == "ok", after.health.reasons
+
+
 BING = sorted((FIXTURES / "serp-engines" / "bing").glob("*.html.gz"))
 
 

@@ -75,13 +75,38 @@ class Link:
 
 def main_column(doc: _Element, column: Column) -> _Element:
     """The page's main column: the first of the engine's known ids that is there, else the
-    body (the whole page when it has none)."""
+    smallest block holding every result the parse read (its ids renamed), else the body (the
+    whole page when it has none)."""
     for name in column.ids:
         found = doc.find(f'.//*[@id="{name}"]')
         if found is not None:
             return found
+    around = _around(doc.xpath(f"//*[@{READ}]"))
+    if around is not None:
+        return around
     body = doc.find(".//body")
     return body if body is not None else doc
+
+
+# The parsed results that make a column: fewer may be a block beside it.
+_COLUMN_RESULTS = 3
+
+
+def _around(blocks: list[_Element]) -> _Element | None:
+    """The smallest element holding all of `blocks` (None for fewer than a column's worth)."""
+    if len(blocks) < _COLUMN_RESULTS:
+        return None
+    chain = list(blocks[0].iterancestors())
+    depth = {id(node): i for i, node in enumerate(chain)}
+    lowest = 0
+    for block in blocks[1:]:
+        for node in block.iterancestors():
+            index = depth.get(id(node))
+            if index is not None:
+                lowest = max(lowest, index)
+                break
+    found = chain[lowest] if chain else None
+    return None if found is None or found.tag in ("body", "html") else found
 
 
 def outside_links(doc: _Element, column: Column, base: str | None) -> list[Link]:
