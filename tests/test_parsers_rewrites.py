@@ -138,6 +138,28 @@ def test_bing_results_should_survive_renamed_classes_and_click_trackers(
     assert len(urls(after) - urls(before)) * 5 <= len(urls(after)), urls(after) - urls(before)
 
 
+@pytest.mark.parametrize(
+    ("name", "state"),
+    [
+        ("2026-en-unavailable", "unavailable"),
+        ("2026-ko-unavailable", "unavailable"),
+        ("2026-en-error", "error"),
+        ("2026-ja-error", "error"),
+        ("2026-en-loading", "loading"),
+        ("2026-en-no-overview", None),
+    ],
+)
+def test_a_reworded_overview_heading_should_keep_the_overviews_state(
+    name: str, state: str | None
+) -> None:
+    # The short block headed as generated says its state in words (a hidden template's other
+    # message does not count); a page without an overview block gets no state (no 3 s wait).
+    html = (FIXTURES / "serp" / "built" / f"{name}.html").read_text()
+    assert parse_serp(html).ai_overview_state == state
+    for kind in ("overview-reworded", "all"):
+        assert parse_serp(REWRITES[kind](html)).ai_overview_state == state, kind
+
+
 @pytest.mark.parametrize("name", ["2026-en-overview", "2026-ko-overview", "2025-en-sge-overview"])
 def test_a_reworded_overview_heading_should_still_give_the_overview(name: str) -> None:
     html = (FIXTURES / "serp" / "built" / f"{name}.html").read_text()
