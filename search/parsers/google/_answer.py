@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from lxml.etree import _Element
+from lxml.etree import XPath, _Element
 
 from .._dom import SPACES, ancestors, inside, text_of
 from .._health import READ
@@ -102,17 +102,30 @@ def _first_text(el: _Element) -> str:
 _ANSWER_CLIMB = 8
 _ANSWER_MIN = 60
 _NOT_PROSE = ".//a | .//img | .//style | .//script | ancestor::*[@aria-expanded]"
-_TITLE_LINK = './/a[@href][.//h3 or .//*[@role="heading"]] | .//h3//a[@href]'
+_TITLE_LINKS = XPath('.//a[@href][.//h3 or .//*[@role="heading"]] | .//h3//a[@href]')
+_READ_BLOCKS = XPath(f"//*[@{READ}]")
+_SEVERAL_H3 = XPath("count(.//h3) > 1")
+
+
+def _around_counts(blocks: list[_Element]) -> dict[_Element, int]:
+    """How many of `blocks` each of their ancestors holds."""
+    counts: dict[_Element, int] = {}
+    for block in blocks:
+        for node in block.iterancestors():
+            counts[node] = counts.get(node, 0) + 1
+    return counts
 
 
 def _answer_by_shape(doc: _Element) -> str | None:
-    for block in doc.xpath(f"//*[@{READ}]")[:2]:
-        anchors = block.xpath(_TITLE_LINK)
+    blocks = _READ_BLOCKS(doc)
+    around = _around_counts(blocks)
+    for block in blocks[:2]:
+        anchors = _TITLE_LINKS(block)
         if not anchors:
             continue
         box = block
         for node in ancestors(block, _ANSWER_CLIMB):
-            if len(node.xpath(f".//*[@{READ}]")) > 1 or len(node.xpath(".//h3")) > 1:
+            if around.get(node, 0) > 1 or _SEVERAL_H3(node):
                 break
             box = node
         first = next((a for a in box.iter("a") if a.get("href") and _text(a)), anchors[0])
@@ -140,10 +153,13 @@ def _prose_before(box: _Element, anchor: _Element) -> str:
 # The knowledge panel by its shape: a block with a short title heading and at least two
 # "label: value" rows (an element whose first child's text ends with a colon), outside every
 # parsed result's block.
-_ROWS = (
-    "//*[count(*) >= 2][*[1][substring(normalize-space(.), string-length(normalize-space(.)))"
-    ' = ":"]]'
+_LABEL_ENDS = XPath(
+    "//body//text()[contains(., ':')]"
+    "[substring(normalize-space(.), string-length(normalize-space(.))) = ':']"
+    "[not(parent::script or parent::style)]"
 )
+# How far above a label's colon its row may start.
+_ROW_CLIMB = 4
 _PANEL_CLIMB = 25
 _WORDS = re.compile(r"\w+")
 _HEADINGS = './/h2 | .//*[@role="heading"] | .//h1'
@@ -151,8 +167,14 @@ _HEADINGS = './/h2 | .//*[@role="heading"] | .//h1'
 
 def _panel_by_shape(doc: _Element) -> KnowledgePanel | None:
     rows: list[tuple[_Element, str, str]] = []
-    for row in doc.xpath(_ROWS):
-        if row.xpath(f"ancestor-or-self::*[@{READ}]"):
+    found = _rows(doc)
+    if len(found) < 2:
+        return None
+    reads = _READ_BLOCKS(doc)
+    around = _around_counts(reads)
+    read = set(reads)
+    for row in found:
+        if row in read or any(node in read for node in row.iterancestors()):
             continue  # a result's own rich snippet
         label = _text(row[0]).rstrip(": ").strip()
         value = _text(row)[len(_text(row[0])) :].strip()
@@ -167,7 +189,7 @@ def _panel_by_shape(doc: _Element) -> KnowledgePanel | None:
             continue  # a row around another one: the inner one is the row
         block = row[0]
         for parent in ancestors(block, _PANEL_CLIMB):
-            if parent.xpath(f".//*[@{READ}]"):
+            if parent in around:
                 # beside the parsed results: a side block
                 blocks.setdefault(block, []).append(row)
                 break
@@ -191,6 +213,28 @@ def _query(doc: _Element) -> str:
         if value.strip():
             return str(value)
     return ""
+
+
+def _rows(doc: _Element) -> list[_Element]:
+    """The "label: value" rows: an element whose first child's text ends with a colon (found
+    from the page's texts that end with one: an XPath over every element's text is slow)."""
+    rows: list[_Element] = []
+    for node in _LABEL_ENDS(doc):
+        el = node.getparent()
+        if el is None:
+            continue
+        if node.is_tail:
+            el = el.getparent()  # the colon follows an element: its row is its container's
+        for _ in range(_ROW_CLIMB):
+            parent = el.getparent() if el is not None else None
+            if parent is None:
+                break
+            if len(parent) >= 2 and parent[0] is el and _text(el).endswith(":"):
+                if not any(parent is row for row in rows):
+                    rows.append(parent)
+                break
+            el = parent
+    return rows
 
 
 def _panel_title(panel: _Element, first: _Element, query: set[str]) -> str:
