@@ -120,6 +120,16 @@ def test_a_renamed_page_read_whole_should_not_be_called_suspect(name: str) -> No
     assert after.health.state == "ok", after.health.reasons
 
 
+def test_a_missed_column_of_one_sites_videos_should_make_the_parse_suspect() -> None:
+    # 2021 "fer palacio": its results are YouTube videos; with titles out of <h3> they look
+    # like a carousel's cards and 1 of 9 is read. One site, many addresses: suspect, not ok.
+    html = read(FIXTURES / "serp/aql-wayback/2021-09-08_google-fer-palacio-1631069534.html.gz")
+    assert parse_serp(html).health.state == "ok"
+    after = parse_serp(REWRITES["h3-role-heading"](html))
+    assert len(after.results) < 5
+    assert after.health.state == "suspect", after.health.reasons
+
+
 BING = sorted((FIXTURES / "serp-engines" / "bing").glob("*.html.gz"))
 
 

@@ -34,6 +34,10 @@ _MAX_GENERIC = 30
 # A claimed block holding more than half the column's outside links, and this many at least,
 # has swallowed the results.
 _SWALLOW_MIN = 8
+# Unaccounted addresses that make a parse suspect even on one site (a column of one site's
+# videos the parse missed): this many, and this many times the results it found.
+_MANY_LEFT = 5
+_LEFT_RATIO = 2
 # How far a link's block reaches up the tree, looking for its description.
 _BLOCK_CLIMB = 8
 _DENSE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
@@ -208,7 +212,8 @@ def check(
     """The parse's health (and the page's outside links, for the generic reading): "suspect"
     when the sites of the outside links the parse does not account for (at least 3 of them,
     2 when it found no result) outnumber the results it found (a carousel of one site's posts
-    counts once), when a page with outside links parsed to nothing, when a claimed block
+    counts once), or their addresses are 5 or more and over twice the results (a column of one
+    site's videos missed), when a page with outside links parsed to nothing, when a claimed block
     holds most of the column, or when a block that looks like an AI Overview gave no text
     (`overview_empty`)."""
     links = outside_links(doc, column, base)
@@ -219,9 +224,11 @@ def check(
     all_sites = len({host_path(link.url)[0] for link in links})
     reasons: list[str] = []
     if parsed == 0 and not _anything(page):
-        if all_sites >= 3:
+        if all_sites >= 3 or distinct >= _MANY_LEFT:
             reasons.append(f"nothing-parsed: {distinct} outside links in the main column, 0 parsed")
-    elif sites > parsed and sites >= (3 if parsed else 2):
+    elif (sites > parsed and sites >= (3 if parsed else 2)) or (
+        len(left) >= _MANY_LEFT and len(left) > _LEFT_RATIO * parsed
+    ):
         reasons.append(
             f"unaccounted-links: {len(left)} outside links on {sites} sites in the main column,"
             f" {parsed} parsed"
