@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import mean, median
 
-from search.parsers import SerpPage, engine_for
-from search.parsers._dom import document
-from search.parsers.google._urls import other_tab
+import lxml.html
+
+from search.parsers import SerpPage, engine_for, other_tab
 from tests._rewrites import REWRITES
 
 from .serp import norm, read_text
@@ -35,6 +35,9 @@ class Tally:
     suspect: int = 0
     ms: list[float] = field(default_factory=list)
     low: list[str] = field(default_factory=list)
+    # The answer box and the knowledge panel: on the page before, found after, found after only.
+    answers: list[int] = field(default_factory=lambda: [0, 0, 0])
+    panels: list[int] = field(default_factory=lambda: [0, 0, 0])
 
     def line(self, label: str) -> str:
         if not self.recall:
@@ -44,6 +47,8 @@ class Tally:
             f" (min {min(self.recall):.2f}) precision={mean(self.precision):.3f}"
             f" overview={self.overviews_found}/{self.overviews}"
             f" suspect={self.suspect} silent={len(self.silent)}"
+            f" answer={self.answers[1]}/{self.answers[0]}+{self.answers[2]}"
+            f" panel={self.panels[1]}/{self.panels[0]}+{self.panels[2]}"
             f" parse={median(self.ms):.0f}ms"
         )
 
@@ -73,6 +78,13 @@ def score(tally: Tally, before: SerpPage, after: SerpPage, name: str) -> None:
     if before.ai_overview is not None:
         tally.overviews += 1
         tally.overviews_found += after.ai_overview is not None
+    for counts, was, now in (
+        (tally.answers, before.answer, after.answer),
+        (tally.panels, before.knowledge_panel, after.knowledge_panel),
+    ):
+        counts[0] += was is not None
+        counts[1] += was is not None and now is not None
+        counts[2] += was is None and now is not None
     suspect = after.health.state == "suspect"
     tally.suspect += suspect
     if recall < 0.5 and not suspect:
@@ -90,7 +102,8 @@ def run(argv: list[str]) -> int:
         html = read_text(path)
         engine = engine_for(html)  # told by the page before its rewrite (live: by its address)
         before = engine.parse(html, None)
-        if before.blocked or len(before.results) < 3 or other_tab(html, None, document(html)):
+        tab = other_tab(html, None, lxml.html.fromstring(html))
+        if before.blocked or len(before.results) < 3 or tab is not None:
             continue  # a wall, a page of another tab (images, news): not the web results
         for name in names:
             changed = REWRITES[name](html)
@@ -110,6 +123,8 @@ def run(argv: list[str]) -> int:
             a.suspect + b.suspect,
             a.ms + b.ms,
             a.low + b.low,
+            [x + y for x, y in zip(a.answers, b.answers, strict=True)],
+            [x + y for x, y in zip(a.panels, b.panels, strict=True)],
         )
         for label, tally in ((f"{name} [A]", a), (f"{name} [B]", b), (name, both)):
             print(tally.line(label))

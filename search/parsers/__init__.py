@@ -20,7 +20,7 @@ from ._models import (
 )
 from .article import count_words, extract_article, visible_text
 from .bing import BING, clean_bing_url, detect_bing_interstitial, parse_bing
-from .google import GOOGLE, clean_google_url, detect_interstitial, parse_serp
+from .google import GOOGLE, clean_google_url, detect_interstitial, other_tab, parse_serp
 from .youtube import (
     first_video,
     parse_duration,
@@ -52,6 +52,7 @@ __all__ = [
     "engine_for",
     "extract_article",
     "first_video",
+    "other_tab",
     "parse_bing",
     "parse_duration",
     "parse_results",

@@ -34,6 +34,10 @@ _MAX_GENERIC = 30
 # A claimed block holding more than half the column's outside links, and this many at least,
 # has swallowed the results.
 _SWALLOW_MIN = 8
+# Unaccounted addresses that make a parse suspect even on one site (a column of one site's
+# videos the parse missed): this many, and this many times the results it found.
+_MANY_LEFT = 5
+_LEFT_RATIO = 2
 # How far a link's block reaches up the tree, looking for its description.
 _BLOCK_CLIMB = 8
 _DENSE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
@@ -75,13 +79,38 @@ class Link:
 
 def main_column(doc: _Element, column: Column) -> _Element:
     """The page's main column: the first of the engine's known ids that is there, else the
-    body (the whole page when it has none)."""
+    smallest block holding every result the parse read (its ids renamed), else the body (the
+    whole page when it has none)."""
     for name in column.ids:
         found = doc.find(f'.//*[@id="{name}"]')
         if found is not None:
             return found
+    around = _around(doc.xpath(f"//*[@{READ}]"))
+    if around is not None:
+        return around
     body = doc.find(".//body")
     return body if body is not None else doc
+
+
+# The parsed results that make a column: fewer may be a block beside it.
+_COLUMN_RESULTS = 3
+
+
+def _around(blocks: list[_Element]) -> _Element | None:
+    """The smallest element holding all of `blocks` (None for fewer than a column's worth)."""
+    if len(blocks) < _COLUMN_RESULTS:
+        return None
+    chain = list(blocks[0].iterancestors())
+    depth = {id(node): i for i, node in enumerate(chain)}
+    lowest = 0
+    for block in blocks[1:]:
+        for node in block.iterancestors():
+            index = depth.get(id(node))
+            if index is not None:
+                lowest = max(lowest, index)
+                break
+    found = chain[lowest] if chain else None
+    return None if found is None or found.tag in ("body", "html") else found
 
 
 def outside_links(doc: _Element, column: Column, base: str | None) -> list[Link]:
@@ -183,7 +212,8 @@ def check(
     """The parse's health (and the page's outside links, for the generic reading): "suspect"
     when the sites of the outside links the parse does not account for (at least 3 of them,
     2 when it found no result) outnumber the results it found (a carousel of one site's posts
-    counts once), when a page with outside links parsed to nothing, when a claimed block
+    counts once), or their addresses are 5 or more and over twice the results (a column of one
+    site's videos missed), when a page with outside links parsed to nothing, when a claimed block
     holds most of the column, or when a block that looks like an AI Overview gave no text
     (`overview_empty`)."""
     links = outside_links(doc, column, base)
@@ -194,9 +224,11 @@ def check(
     all_sites = len({host_path(link.url)[0] for link in links})
     reasons: list[str] = []
     if parsed == 0 and not _anything(page):
-        if all_sites >= 3:
+        if all_sites >= 3 or distinct >= _MANY_LEFT:
             reasons.append(f"nothing-parsed: {distinct} outside links in the main column, 0 parsed")
-    elif sites > parsed and sites >= (3 if parsed else 2):
+    elif (sites > parsed and sites >= (3 if parsed else 2)) or (
+        len(left) >= _MANY_LEFT and len(left) > _LEFT_RATIO * parsed
+    ):
         reasons.append(
             f"unaccounted-links: {len(left)} outside links on {sites} sites in the main column,"
             f" {parsed} parsed"

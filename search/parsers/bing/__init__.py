@@ -18,7 +18,7 @@ from .._models import SerpPage
 from .._structure import structural_results
 from ._answer import answer_box, knowledge_panel, people_also_ask
 from ._blocked import detect_bing_interstitial
-from ._organic import is_excluded, organic
+from ._organic import is_excluded, organic, structural_organic
 from ._urls import BING_HOST, clean_bing_url
 
 __all__ = ["BING", "clean_bing_url", "detect_bing_interstitial", "parse_bing"]
@@ -44,9 +44,11 @@ def parse_bing(html: str, url: str | None = None) -> SerpPage:
     doc = document(html)
     if doc is None:
         return SerpPage(engine="bing")
+    # Its class names first; when they find nothing (renamed), the results list by its shape.
+    results = organic(doc, url) or structural_organic(doc, url)
     page = SerpPage(
         engine="bing",
-        results=organic(doc, url),
+        results=results,
         answer=answer_box(doc),
         knowledge_panel=knowledge_panel(doc),
         people_also_ask=people_also_ask(doc),

@@ -1,6 +1,8 @@
 """The organic results: each `li.b_algo` of the results list (2011 on; `div.sa_cc` in 2010)
 outside ads and answers, its title link (`h2 > a`, or `a > h2`; `h3 > a` in 2010) and its
 description (the caption's paragraph, or a known snippet class), ranked from 1 in page order.
+When those class names find nothing (renamed), the results list is found by its shape: the
+element whose children are most often a block with one titled outside link and a description.
 """
 
 from __future__ import annotations
@@ -76,3 +78,81 @@ def _snippet(item: _Element, anchor: _Element) -> str:
             if text:
                 return text
     return ""
+
+
+# A result's title: a link in a heading, or a heading in a link (h2 from 2011, h3 in 2010,
+# an element with role=heading as engines use in some blocks).
+_HEADED = (
+    "//h2//a[@href] | //a[@href][.//h2] | //h3//a[@href] | //a[@href][.//h3]"
+    ' | //*[@role="heading"]//a[@href] | //a[@href][.//*[@role="heading"]]'
+)
+# How far up a title link its result's block may be, and how many blocks make a list.
+_CLIMB = 6
+_LIST = 3
+
+
+def structural_organic(doc: _Element, base: str | None) -> list[SerpResult]:
+    """The results list found by what it is, not by its class names: the element whose
+    children are most often a block holding one titled link to another site (and, in it,
+    a description); each such child a result, in page order."""
+    items: dict[_Element, tuple[_Element, _Element]] = {}
+    counts: dict[_Element, int] = {}
+    chains: list[tuple[_Element, list[_Element]]] = []
+    for anchor in doc.xpath(_HEADED):
+        if clean_bing_url(anchor.get("href", ""), base) is None or not text_of(anchor):
+            continue
+        chain = [anchor, *_up(anchor)]
+        chains.append((anchor, chain))
+        for node in set(chain):
+            counts[node] = counts.get(node, 0) + 1
+    lists: dict[_Element, list[_Element]] = {}
+    for anchor, chain in chains:
+        item = anchor
+        for node in chain[1:]:
+            if counts[node] > 1:
+                break
+            item = node
+        parent = item.getparent()
+        if item is anchor or parent is None or item in items:
+            continue
+        items[item] = (anchor, parent)
+        lists.setdefault(parent, []).append(item)
+    if not lists:
+        return []
+    best = max(lists.values(), key=len)
+    if len(best) < _LIST:
+        return []
+    results: list[SerpResult] = []
+    seen: set[str] = set()
+    for item in best:
+        anchor = items[item][0]
+        url = clean_bing_url(anchor.get("href", ""), base)
+        title = text_of(anchor)
+        snippet = _snippet(item, anchor) or _longest_text(item, anchor)
+        if url is None or url in seen or not snippet:
+            continue
+        seen.add(url)
+        item.set(READ, "organic")
+        results.append(SerpResult(rank=len(results) + 1, title=title, url=url, snippet=snippet))
+    return results
+
+
+def _up(anchor: _Element) -> list[_Element]:
+    chain: list[_Element] = []
+    node = anchor.getparent()
+    while node is not None and len(chain) < _CLIMB and node.tag not in ("body", "html"):
+        chain.append(node)
+        node = node.getparent()
+    return chain
+
+
+def _longest_text(item: _Element, anchor: _Element) -> str:
+    """The item's longest element text outside its title link: its description."""
+    best = ""
+    for el in item.iter("div", "p", "span"):
+        if inside(el, anchor) or inside(anchor, el):
+            continue
+        text = text_of(el)
+        if len(text) > len(best) and len(text) >= 40:
+            best = text
+    return best

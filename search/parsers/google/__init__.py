@@ -26,7 +26,7 @@ from ._organic import not_results, organic
 from ._overview import parse_overview
 from ._urls import ACCOUNT_HOST, GOOGLE_HOST, clean_google_url, other_tab
 
-__all__ = ["GOOGLE", "clean_google_url", "detect_interstitial", "parse_serp"]
+__all__ = ["GOOGLE", "clean_google_url", "detect_interstitial", "other_tab", "parse_serp"]
 
 log = structlog.get_logger("search.parsers.google")
 

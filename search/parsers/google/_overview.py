@@ -100,10 +100,13 @@ def _by_structure(
     main column, not a result or an ad, headed by a short heading (often visually hidden) or
     holding a "Show more" control, that says it is generated (its heading names AI, or its
     disclaimer is there) and has enough of its other marks: its cited sources, several
-    paragraphs, a control that expands it, a hidden `<h1>`."""
+    paragraphs, a control that expands it, a hidden `<h1>`. Without those, a short block
+    headed as generated that says a state in words (unavailable, an error, loading) gives
+    that state."""
     if not _says_generated(doc, texts):
         return []  # no short text on the page names AI or is its disclaimer: no overview
     seen: list[_Element] = []
+    states: list[tuple[AiOverview | None, str]] = []
     for el in doc.xpath(_CANDIDATES)[:40]:
         label = text_of(el)
         if len(label) > 60 or _in_question(el) or el.xpath("ancestor::*[@id='rhs']"):
@@ -113,13 +116,58 @@ def _by_structure(
             continue
         seen.append(block)
         if _signals(block, label, base) < _ENOUGH:
+            state = _state_of(block, base, label) if _NAMES_AI.search(label) else None
+            if state is not None and not states:
+                states.append((None, state))
             continue
         insert_deferred(doc, html, [block])
         overview, state = _read_block(block, base, label or "-")
         if overview is not None:
             return [(overview, state)]
         del block.attrib[CLAIMED]
-    return []
+    return states
+
+
+# A state's block is short: its heading, its message, a button.
+_STATE_BLOCK = 600
+
+
+def _state_of(block: _Element, base: str | None, label: str) -> str | None:
+    """The state a short block headed as generated says in words (unavailable, an error) or
+    shows (still being written), or None."""
+    if len(text_of(block)) > _STATE_BLOCK:
+        return None
+    for text in _shown_texts(block):
+        state = overview_state(text) if len(text) < 160 else None
+        if state is not None:
+            return state
+    overview, state = _read_block(block, base, label)
+    del block.attrib[CLAIMED]
+    return "loading" if overview is None and state == "loading" and _loading(block) else None
+
+
+def _shown_texts(block: _Element) -> list[str]:
+    """The block's texts a person sees (not in a hidden element, a script or a style)."""
+    shown: list[str] = []
+    for node in block.xpath(".//text()[not(ancestor::script or ancestor::style)]"):
+        text, parent = node.strip(), node.getparent()
+        if not text or parent is None:
+            continue
+        chain = [parent, *parent.iterancestors()]
+        chain = chain[: chain.index(block) + 1] if block in chain else chain
+        if not any(_concealed(el) for el in chain):
+            shown.append(text)
+    return shown
+
+
+def _loading(block: _Element) -> bool:
+    """The block says it is being written: a visible progress bar, or its loading words."""
+    if _busy(block):
+        return True
+    texts = block.xpath(".//text()[not(ancestor::script or ancestor::style)]")
+    return any(
+        fold(t.strip()) in LOADING_WORDS or overview_state(t.strip()) == "loading" for t in texts
+    )
 
 
 def _same(label: str) -> Callable[[str], bool]:
