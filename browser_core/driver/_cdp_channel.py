@@ -64,7 +64,13 @@ class CdpChannel:
             async with asyncio.timeout(timeout):
                 url = await _browser_url(endpoint)
                 return await _handshake(url)
-        except (OSError, ValueError, TimeoutError, asyncio.IncompleteReadError) as exc:
+        except (
+            OSError,
+            ValueError,
+            TimeoutError,
+            asyncio.IncompleteReadError,
+            asyncio.LimitOverrunError,
+        ) as exc:
             raise CdpChannelError(f"no raw CDP socket to {endpoint}: {exc!r}"[:300]) from exc
 
     async def attach(self, target_id: str) -> ChannelSession:
@@ -109,6 +115,11 @@ class CdpChannel:
         self._reading.cancel()
         with contextlib.suppress(asyncio.CancelledError, OSError, CdpChannelError):
             await self._reading
+        # The transport lets go of its socket a loop turn after close(): wait for it, or a
+        # loop that ends right after leaves the socket to the garbage collector (a
+        # ResourceWarning, and a descriptor held until then).
+        with contextlib.suppress(OSError, TimeoutError):
+            await asyncio.wait_for(self._writer.wait_closed(), 1.0)
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -209,6 +220,16 @@ async def _handshake(url: urllib.parse.SplitResult) -> CdpChannel:
     port = url.port or (443 if secure else 80)
     context = ssl.create_default_context() if secure else None
     reader, writer = await asyncio.open_connection(host, port, ssl=context, limit=1 << 20)
+    try:
+        return await _upgrade(url, reader, writer)
+    except BaseException:  # a refusal, or the open's time running out mid-handshake
+        writer.close()
+        raise
+
+
+async def _upgrade(
+    url: urllib.parse.SplitResult, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> CdpChannel:
     key = base64.b64encode(os.urandom(16)).decode("ascii")
     authority = url.netloc.rpartition("@")[2]
     target = url.path + (f"?{url.query}" if url.query else "")
@@ -220,7 +241,6 @@ async def _handshake(url: urllib.parse.SplitResult) -> CdpChannel:
     )
     head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
     if head.split(" ", 2)[1:2] != ["101"]:
-        writer.close()
         raise ValueError(f"no WebSocket upgrade: {head.splitlines()[0][:100]}")
     return CdpChannel(reader, writer)
 
