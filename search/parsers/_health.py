@@ -18,7 +18,7 @@ from urllib.parse import urldefrag
 
 from lxml.etree import _Element
 
-from ._dom import SPACES, text_of
+from ._dom import SPACES, ancestors, text_of
 from ._models import ParseHealth, SerpPage, SerpResult
 from ._urls import host_path
 
@@ -292,7 +292,7 @@ def _blocks(links: list[Link]) -> dict[int, _Element]:
     owners: dict[_Element, set[str]] = {}
     chains: list[list[_Element]] = []
     for link in links:
-        chain = _chain(link.anchor)
+        chain = list(ancestors(link.anchor, _BLOCK_CLIMB))
         chains.append(chain)
         for node in chain:
             owners.setdefault(node, set()).add(key(link.url))
@@ -305,15 +305,6 @@ def _blocks(links: list[Link]) -> dict[int, _Element]:
             block = node
         blocks[id(link.anchor)] = block
     return blocks
-
-
-def _chain(anchor: _Element) -> list[_Element]:
-    chain: list[_Element] = []
-    node = anchor.getparent()
-    while node is not None and len(chain) < _BLOCK_CLIMB and node.tag not in ("body", "html"):
-        chain.append(node)
-        node = node.getparent()
-    return chain
 
 
 def link_snippet(block: _Element, anchor: _Element, title: str) -> str:

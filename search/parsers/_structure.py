@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from lxml.etree import _Element
 
+from ._dom import ancestors
 from ._health import Link, is_address, key, link_snippet
 from ._models import SerpResult
 from ._urls import host_path
@@ -49,7 +50,7 @@ def _site_blocks(links: list[Link]) -> dict[int, _Element]:
     sites: dict[_Element, set[str]] = {}
     chains: list[list[_Element]] = []
     for link in links:
-        chain = _chain(link.anchor)
+        chain = list(ancestors(link.anchor, _CLIMB))
         chains.append(chain)
         host = host_path(link.url)[0]
         for node in chain:
@@ -63,15 +64,6 @@ def _site_blocks(links: list[Link]) -> dict[int, _Element]:
             block = node
         blocks[id(link.anchor)] = block
     return blocks
-
-
-def _chain(anchor: _Element) -> list[_Element]:
-    chain: list[_Element] = []
-    node = anchor.getparent()
-    while node is not None and len(chain) < _CLIMB and node.tag not in ("body", "html"):
-        chain.append(node)
-        node = node.getparent()
-    return chain
 
 
 def _has_address(block: _Element, link: Link) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from lxml.etree import _Element
 
-from .._dom import SPACES, classes, inside, text_of
+from .._dom import SPACES, ancestors, classes, inside, text_of
 from .._health import READ
 from .._models import SerpResult
 from ._urls import clean_bing_url
@@ -101,7 +101,7 @@ def structural_organic(doc: _Element, base: str | None) -> list[SerpResult]:
     for anchor in doc.xpath(_HEADED):
         if clean_bing_url(anchor.get("href", ""), base) is None or not text_of(anchor):
             continue
-        chain = [anchor, *_up(anchor)]
+        chain = [anchor, *ancestors(anchor, _CLIMB)]
         chains.append((anchor, chain))
         for node in set(chain):
             counts[node] = counts.get(node, 0) + 1
@@ -135,15 +135,6 @@ def structural_organic(doc: _Element, base: str | None) -> list[SerpResult]:
         item.set(READ, "organic")
         results.append(SerpResult(rank=len(results) + 1, title=title, url=url, snippet=snippet))
     return results
-
-
-def _up(anchor: _Element) -> list[_Element]:
-    chain: list[_Element] = []
-    node = anchor.getparent()
-    while node is not None and len(chain) < _CLIMB and node.tag not in ("body", "html"):
-        chain.append(node)
-        node = node.getparent()
-    return chain
 
 
 def _longest_text(item: _Element, anchor: _Element) -> str:
