@@ -493,3 +493,42 @@ def slow_motion(delay_ms: int) -> PageHook:
         await page.route("**/*", on_route)
 
     return hook
+
+
+def document_entry(
+    url: str, status: int, content_type: str, body: bytes, status_text: str = ""
+) -> dict[str, Any]:
+    """One HAR entry for a document written directly (not recorded from the tab): a
+    recorded redirect's last page, a kept results page exported as a recording."""
+    return {
+        "startedDateTime": "1970-01-01T00:00:00.000Z",
+        "time": 0,
+        "request": {
+            "method": "GET",
+            "url": url,
+            "httpVersion": "HTTP/1.1",
+            "cookies": [],
+            "headers": [],
+            "queryString": [{"name": k, "value": v} for k, v in parse_qsl(urlsplit(url).query)],
+            "headersSize": -1,
+            "bodySize": -1,
+        },
+        "response": {
+            "status": status,
+            "statusText": status_text,
+            "httpVersion": "HTTP/1.1",
+            "cookies": [],
+            "headers": [{"name": "content-type", "value": content_type}],
+            "content": {
+                "size": len(body),
+                "mimeType": content_type,
+                "text": body.decode("utf-8", "replace"),
+            },
+            "headersSize": -1,
+            "bodySize": -1,
+            "redirectURL": "",
+        },
+        "cache": {},
+        "timings": {"send": -1, "wait": -1, "receive": 0},
+        "_resourceType": "document",
+    }

@@ -27,7 +27,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, urljoin, urlsplit
+from urllib.parse import urljoin
 
 from playwright.async_api import Page, Route
 
@@ -40,7 +40,7 @@ from browser_core import (
     launch_chrome,
 )
 from browser_core import stop_pid as stop_process
-from browser_core.recording import RECORDINGS_DIR, SessionRecorder
+from browser_core.recording import RECORDINGS_DIR, SessionRecorder, document_entry
 from browser_core.testing import free_port
 from search.recordings import (
     ACTION_OPTIONS,
@@ -222,37 +222,7 @@ def add_entry(har: Path, url: str, reply: Reply) -> None:
     replays the redirect chain like a real one.
     """
     data = json.loads(har.read_text(encoding="utf-8"))
-    text = reply.body.decode("utf-8", "replace")
-    data["log"]["entries"].append(
-        {
-            "startedDateTime": "1970-01-01T00:00:00.000Z",
-            "time": 0,
-            "request": {
-                "method": "GET",
-                "url": url,
-                "httpVersion": "HTTP/1.1",
-                "cookies": [],
-                "headers": [],
-                "queryString": [{"name": k, "value": v} for k, v in parse_qsl(urlsplit(url).query)],
-                "headersSize": -1,
-                "bodySize": -1,
-            },
-            "response": {
-                "status": reply.status,
-                "statusText": "",
-                "httpVersion": "HTTP/1.1",
-                "cookies": [],
-                "headers": [{"name": "content-type", "value": reply.content_type}],
-                "content": {"size": len(reply.body), "mimeType": reply.content_type, "text": text},
-                "headersSize": -1,
-                "bodySize": -1,
-                "redirectURL": "",
-            },
-            "cache": {},
-            "timings": {"send": -1, "wait": -1, "receive": 0},
-            "_resourceType": "document",
-        }
-    )
+    data["log"]["entries"].append(document_entry(url, reply.status, reply.content_type, reply.body))
     har.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
 
 

@@ -32,6 +32,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import structlog
 
 from browser_core import Settings, StreamBrowserError
+from browser_core.recording import document_entry
 
 log = structlog.get_logger("search.cases")
 
@@ -390,38 +391,7 @@ def page_har(url: str, html: str) -> dict[str, Any]:
             "version": "1.2",
             "creator": {"name": "stream-browser cases export", "version": "1"},
             "pages": [],
-            "entries": [
-                {
-                    "startedDateTime": "1970-01-01T00:00:00.000Z",
-                    "time": 0,
-                    "request": {
-                        "method": "GET",
-                        "url": url,
-                        "httpVersion": "HTTP/1.1",
-                        "cookies": [],
-                        "headers": [],
-                        "queryString": [
-                            {"name": k, "value": v} for k, v in parse_qsl(urlsplit(url).query)
-                        ],
-                        "headersSize": -1,
-                        "bodySize": -1,
-                    },
-                    "response": {
-                        "status": 200,
-                        "statusText": "OK",
-                        "httpVersion": "HTTP/1.1",
-                        "cookies": [],
-                        "headers": [{"name": "content-type", "value": kind}],
-                        "content": {"size": len(body), "mimeType": kind, "text": html},
-                        "headersSize": -1,
-                        "bodySize": -1,
-                        "redirectURL": "",
-                    },
-                    "cache": {},
-                    "timings": {"send": -1, "wait": -1, "receive": 0},
-                    "_resourceType": "document",
-                }
-            ],
+            "entries": [document_entry(url, 200, kind, body, "OK")],
         }
     }
 
