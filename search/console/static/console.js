@@ -61,12 +61,15 @@ async function get(path) {
 
 async function signOut(event) {
   event.preventDefault();
+  // The key goes first: a poll answered 401 while the sign-out is in flight takes the page
+  // to the sign-in page, and what came after the await would never run.
+  const sent = key();
+  localStorage.removeItem(KEY);
   try {
     await fetch("/console/sign-out", {
-      method: "POST", credentials: "same-origin", headers: { "X-Console-Key": key() },
+      method: "POST", credentials: "same-origin", headers: { "X-Console-Key": sent },
     });
   } catch (e) { /* signed out here all the same */ }
-  localStorage.removeItem(KEY);
   window.location.replace("/console");
 }
 
