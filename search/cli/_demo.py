@@ -83,13 +83,18 @@ def _answered_by(folder: Path) -> str:
 
 def _answered(folder: Path) -> bool:
     """The recording pins an answer (`expected.json`: what the brain receives). One that
-    pins a failure, such as a captcha page, is a regression case, not a demo."""
+    pins a failure, such as a captcha page, or a results page whose parse is suspect (a kept
+    case: the generic reading), is a regression case, not a demo."""
     try:
         expected = json.loads((folder / "expected.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
     result = expected.get("result") if isinstance(expected, dict) else None
-    return isinstance(result, dict) and bool(result.get("success"))
+    if not isinstance(result, dict) or not result.get("success"):
+        return False
+    data = result.get("data")
+    health = data.get("health") if isinstance(data, dict) else None
+    return not (isinstance(health, dict) and health.get("state") == "suspect")
 
 
 def _arg_of(folder: Path) -> str:
