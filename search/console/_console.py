@@ -228,6 +228,7 @@ class Console:
             Route(screen + "/input", acting(self._input), methods=["POST"]),
             Route(screen + "/navigate", acting(self._navigate), methods=["POST"]),
             Route(screen + "/back", acting(self._back), methods=["POST"]),
+            Route(screen + "/forward", acting(self._forward), methods=["POST"]),
             Route(screen + "/frames", self._frames, methods=["GET"]),
             Route(PREFIX + "/api/alerts/dismiss", acting(self._dismiss), methods=["POST"]),
         ]
@@ -262,6 +263,9 @@ class Console:
 
     async def _back(self, person: Person, name: str, _data: dict[str, Any]) -> Response:
         return JSONResponse({"url": await self.wheel.back(person.owner, name)})
+
+    async def _forward(self, person: Person, name: str, _data: dict[str, Any]) -> Response:
+        return JSONResponse({"url": await self.wheel.forward(person.owner, name)})
 
     async def _dismiss(self, _person: Person, name: str, data: dict[str, Any]) -> Response:
         provider = str(data.get("provider") or "")[:40]

@@ -1,10 +1,15 @@
 """The wheel: a person in the console takes the broadcast tab, acts on it, and gives it back.
 
 Frames are pushed by Chrome (`Page.startScreencast` on a CDP session of the owned page) only
-while the holder's console streams them, and only when the page changes; the person's
+while the holder's console streams them, and only when the page changes. Chrome's screencast
+drops a frame now and then, the last one of a burst too, so the picture is also taken from
+the page itself (one screenshot) once the frames go quiet after a change, and after each
+navigation, input or Back: the newest picture is the page as it is, not a frame it has left
+(nothing more while nothing changes, nothing while nobody watches). The person's
 clicks, wheel and typing go to that page (`Input.dispatchMouseEvent`, `dispatchKeyEvent`,
 `insertText`), never to Chrome's own interface; an address they type opens through the
-navigation policy (`Driver.navigate`, `check=True`).
+navigation policy (`Driver.navigate`, `check=True`), and so does Back or Forward: a history
+entry the policy refuses is skipped, never loaded.
 
 Guards against a person fighting a call: the screen is taken on the tab's turn (between
 calls, `Driver.take_screen`) and calls are refused while it is held (`ScreenHold`). Guards
@@ -27,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import structlog
 from playwright.async_api import CDPSession, Page
 
-from browser_core import ProviderError
+from browser_core import BlockedUrl, NavigationFailed, ProviderError
 
 if TYPE_CHECKING:
     from ..service._core import Service
@@ -38,6 +43,9 @@ log = structlog.get_logger("search.console")
 SCREENCAST = {"format": "jpeg", "quality": 60, "maxWidth": 1280, "maxHeight": 800}
 FRAME_WAIT_S = 1.0  # a stream checks the hold at least this often
 FIRST_FRAME_S = 0.5  # no frame cast by then: the stream starts from a screenshot
+# No new frame for this long after a frame, an input or a navigation: the picture is taken
+# from the page (Chrome may have dropped the last frame of the change).
+QUIET_S = 0.25
 SNAPSHOT = {"format": "jpeg", "quality": 60}
 TEXT_MAX = 256
 WHEEL_MAX = 2000.0
@@ -77,6 +85,7 @@ class _Control:
     width: float
     height: float
     casting: bool = False
+    last_cast: str = ""  # the newest frame Chrome cast (base64), to tell a repeat
 
 
 class Wheel:
@@ -91,6 +100,7 @@ class Wheel:
         self._watchers = 0
         self._frame: bytes | None = None  # the newest packed frame
         self._seq = 0
+        self._due: float | None = None  # when the picture is next taken from the page
         self._changed: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None  # the service's
         self._acks: set[asyncio.Future[Any]] = set()
@@ -154,20 +164,22 @@ class Wheel:
         seen = -1
         try:
             await self._on_tool(self._cast(True), 5)
-            began, first = self._seq, asyncio.get_running_loop().time() + FIRST_FRAME_S
+            loop = asyncio.get_running_loop()
+            self._due = loop.time() + FIRST_FRAME_S  # a still page may cast no frame
             while self.hold.holds(owner) and not self.service.draining:
-                if self._seq == began and asyncio.get_running_loop().time() > first:
-                    # Chrome casts a frame when the page paints: a still page may not, so the
-                    # picture starts from a screenshot of it.
-                    first = float("inf")
+                if self._due is not None and loop.time() >= self._due:
+                    self._due = None
                     await self._on_tool(self._snapshot(), 5)
                 if self._seq != seen and self._frame is not None:
                     seen = self._seq
                     yield self._frame
                     continue
                 self._changed.clear()
+                wait = FRAME_WAIT_S
+                if self._due is not None:
+                    wait = min(wait, max(0.0, self._due - loop.time()))
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._changed.wait(), FRAME_WAIT_S)
+                    await asyncio.wait_for(self._changed.wait(), wait)
         finally:
             self._watchers -= 1
             if self._watchers == 0:
@@ -188,7 +200,7 @@ class Wheel:
         with contextlib.suppress(Exception):  # the page went away: the stream ends by itself
             shot = await control.session.send("Page.captureScreenshot", SNAPSHOT)
             head = {"w": control.width, "h": control.height, "url": control.page.url[:2000]}
-            self._loop.call_soon_threadsafe(self._put, head, shot["data"])
+            self._loop.call_soon_threadsafe(self._put, head, shot["data"], False)
 
     def _on_frame(self, params: dict[str, Any]) -> None:
         """Tool loop: acknowledge (Chrome sends the next one only then) and hand it over."""
@@ -199,20 +211,38 @@ class Wheel:
         task = asyncio.ensure_future(ack)
         self._acks.add(task)
         task.add_done_callback(self._acked)
+        if params["data"] == control.last_cast:
+            # The same picture again: a screenshot makes Chrome cast the page unchanged,
+            # which is no change to take a picture of again.
+            return
+        control.last_cast = params["data"]
         meta = params.get("metadata") or {}
         control.width = float(meta.get("deviceWidth") or control.width)
         control.height = float(meta.get("deviceHeight") or control.height)
         head = {"w": control.width, "h": control.height, "url": control.page.url[:2000]}
-        self._loop.call_soon_threadsafe(self._put, head, params["data"])
+        self._loop.call_soon_threadsafe(self._put, head, params["data"], True)
 
     def _acked(self, task: asyncio.Future[Any]) -> None:
         self._acks.discard(task)
         if not task.cancelled() and task.exception() is not None:  # the page went away
             log.debug("console.frame_ack_failed", error=str(task.exception())[:200])
 
-    def _put(self, head: dict[str, Any], data: str) -> None:
+    def _put(self, head: dict[str, Any], data: str, cast: bool) -> None:
+        """Service loop: the newest picture; a cast frame means the page changed, so its
+        picture is taken again once the frames go quiet."""
         self._frame = pack(head, base64.b64decode(data))
         self._seq += 1
+        if cast:
+            self._refresh()
+        elif self._changed is not None:
+            self._changed.set()
+
+    def _refresh(self) -> None:
+        """Service loop: take the picture from the page once nothing new has come for
+        `QUIET_S` (a later frame or action moves it on)."""
+        if self._loop is None:
+            return
+        self._due = self._loop.time() + QUIET_S
         if self._changed is not None:
             self._changed.set()
 
@@ -223,7 +253,10 @@ class Wheel:
         if not self.hold.touch(owner):
             raise WheelError(409, "you do not hold the screen", "take the screen first")
         calls = input_calls(event)
-        await self._on_tool(self._send(calls), 5)
+        try:
+            await self._on_tool(self._send(calls), 5)
+        finally:
+            self._refresh()
 
     async def _send(self, calls: list[tuple[str, dict[str, Any]]]) -> None:
         control = self._control
@@ -250,15 +283,61 @@ class Wheel:
         return await self._person_op(owner, name, "navigated", url, go)
 
     async def back(self, owner: str, name: str) -> str:
+        """The tab's Back, under the navigation policy: entries it refuses are skipped."""
+        return await self._history(owner, name, -1)
+
+    async def forward(self, owner: str, name: str) -> str:
+        """The tab's Forward, under the navigation policy, as `back`."""
+        return await self._history(owner, name, 1)
+
+    async def _history(self, owner: str, name: str, step: int) -> str:
         if not self.hold.touch(owner):
             raise WheelError(409, "you do not hold the screen", "take the screen first")
+        way = "back" if step < 0 else "forward"
 
-        async def back(page: Page) -> str:
-            timeout = self.service.settings.nav_timeout_s * 1000
-            await page.go_back(timeout=timeout, wait_until="commit")  # a bfcache page: no load
+        async def go(page: Page) -> str:
+            session = await page.context.new_cdp_session(page)
+            try:
+                history = await session.send("Page.getNavigationHistory")
+                entry = await self._allowed_entry(history, step, way)
+                timeout = self.service.settings.nav_timeout_s * 1000
+                main = page.main_frame
+                async with page.expect_event(
+                    "framenavigated", lambda frame: frame is main, timeout=timeout
+                ) as went:
+                    await session.send("Page.navigateToHistoryEntry", {"entryId": entry["id"]})
+                await went.value  # committed; a bfcache page has no load to wait for
+            finally:
+                with contextlib.suppress(Exception):
+                    await session.detach()
             return str(page.url)
 
-        return await self._person_op(owner, name, "went back", None, back)
+        return await self._person_op(owner, name, f"went {way}", None, go)
+
+    async def _allowed_entry(self, history: dict[str, Any], step: int, way: str) -> Any:
+        """The nearest history entry `step` by `step` that the navigation policy allows;
+        `BlockedUrl` naming the refused ones when there is none."""
+        entries, index = history["entries"], history["currentIndex"]
+        refused: list[BlockedUrl] = []
+        at = index + step
+        while 0 <= at < len(entries):
+            try:
+                await self.driver.check(str(entries[at]["url"]))
+            except BlockedUrl as exc:
+                refused.append(exc)
+            else:
+                return entries[at]
+            at += step
+        if not refused:
+            raise NavigationFailed(f"the tab has no page to go {way} to", hint=_TYPE_ONE)
+        first = refused[0]
+        raise BlockedUrl(
+            f"nothing to go {way} to: the tab's history holds only pages the navigation "
+            f"policy refuses ({first.message})",
+            hint=_TYPE_ONE,
+            url=first.context.get("url"),
+            reason=first.context.get("reason"),
+        )
 
     async def _person_op(self, owner: str, name: str, what: str, asked: str | None, fn: Any) -> str:
         timeout = self.service.settings.nav_timeout_s + 2
@@ -266,9 +345,11 @@ class Wheel:
         try:
             shown = str(await self._on_tool(op, timeout + 2))
         except ProviderError as exc:
+            self._refresh()
             self.ring.screen_event(f"{what}: refused ({exc.kind})", name, asked)
             log.info("console.screen_refused", holder=name, url=asked, failure_kind=exc.kind)
             raise WheelError(422, exc.message, exc.hint or "try another address") from exc
+        self._refresh()
         self.ring.screen_event(what, name, shown)
         log.info("console.screen_navigated", holder=name, what=what, url=shown)
         return shown
@@ -334,6 +415,7 @@ def _delta(value: object) -> float:
     return max(-WHEEL_MAX, min(WHEEL_MAX, float(value)))
 
 
+_TYPE_ONE = "type an address instead"
 _KEYS = (
     "send {type: click|wheel, x, y (0-1), dx, dy}, {type: key, key: Enter|Backspace|Tab|"
     "Escape|Arrow...|Delete|Home|End|PageUp|PageDown} or {type: text, text}"

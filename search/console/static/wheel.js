@@ -198,6 +198,7 @@ function wheelControls() {
   $("take").addEventListener("click", takeScreen);
   $("give-back").addEventListener("click", giveBack);
   $("back").addEventListener("click", () => post("/console/api/screen/back").catch(() => {}));
+  $("forward").addEventListener("click", () => post("/console/api/screen/forward").catch(() => {}));
   $("controls").addEventListener("submit", (event) => {
     event.preventDefault();
     post("/console/api/screen/navigate", { url: $("address").value }).then(() => $("screen").focus()).catch(() => {});
