@@ -17,7 +17,8 @@ UNKNOWN = "unknown"
 
 @functools.cache
 def version() -> str:
-    """The installed version (`0.1.0`), or `unknown` when the package is not installed."""
+    """The installed version (pyproject's, such as `0.2.0`), or `unknown` when the package
+    is not installed."""
     try:
         return importlib.metadata.version(DISTRIBUTION)
     except importlib.metadata.PackageNotFoundError:
