@@ -89,6 +89,7 @@ BURSTS = (
     "setTimeout(burst, 600);</script></body></html>"
 )
 FINAL_RGB = ((0, 160, 0), (0, 0, 200))
+HOG = "while True: pass"
 REFUSED_LINK = (
     "<!DOCTYPE html><html><head><title>a refused link</title></head><body style='margin:0'>"
     "<a href='http://[::1]:9/internal-panel' style='display:block;height:100vh;"
@@ -431,22 +432,30 @@ def test_the_picture_is_the_page_as_it_is_once_it_stops_moving_even_under_load(
     page.fill("#address", server.url("/wheel-bursts"))
     page.click("#go")
     expect(page.locator("#tab-url")).to_have_text(server.url("/wheel-bursts"))
-    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    # Two CPU hogs, unless the machine is that busy already (`make test` runs this beside the
+    # rest of the suite, where two more would only starve the other tests)
+    hogs = [subprocess.Popen([sys.executable, "-c", HOG]) for _ in range(2 if _idle() else 0)]
     wrong: list[str] = []
+    late: list[float] = []
     try:
         for burst in range(1, 11):
             title = f"burst {burst} "
             _until(lambda title=title: wheeled.tab_title().startswith(title), 20)
             ended = int(wheeled.tab_title().split()[2]) / 1000
-            time.sleep(max(0.0, ended + 1.0 - time.time()))
+            final, first = FINAL_RGB[burst % 2], None
+            while time.time() < ended + 1.0:  # the first time the picture shows it
+                if first is None and _near(page.evaluate(_PICTURE_JS), final):
+                    first = round(time.time() - ended, 2)
+                time.sleep(0.05)
             shown = page.evaluate(_PICTURE_JS)
-            final = FINAL_RGB[burst % 2]
-            if sum(abs(a - b) for a, b in zip(shown, final, strict=True)) > 90:
+            if not _near(shown, final):
                 wrong.append(f"burst {burst}: the picture shows {shown}, the tab {final}")
+            late.append(first if first is not None else float("inf"))
     finally:
         for hog in hogs:
             hog.kill()
             hog.wait()
+    print(f"the picture showed the final state after {sorted(late)} s (hogs: {len(hogs)})")
     assert not wrong, wrong
     before = _frames(page)
     page.fill("#address", server.url("/wheel-links"))
@@ -458,6 +467,24 @@ def test_the_picture_is_the_page_as_it_is_once_it_stops_moving_even_under_load(
     assert _frames(page) == after, "no frames, cast or taken, while nothing changes"
     assert after > before
     page.click("#give-back")
+
+
+def _idle() -> bool:
+    """At least one core's worth of CPU time idle over half a second (/proc/stat)."""
+
+    def idle_and_total() -> tuple[int, int]:
+        fields = [int(n) for n in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+        return fields[3] + fields[4], sum(fields)
+
+    idle, total = idle_and_total()
+    time.sleep(0.5)
+    idle2, total2 = idle_and_total()
+    return (idle2 - idle) / max(1, total2 - total) * (os.cpu_count() or 1) >= 1.0
+
+
+def _near(shown: Any, final: tuple[int, int, int]) -> bool:
+    """A JPEG's colour against the page's (quality 60 moves it a little)."""
+    return sum(abs(a - b) for a, b in zip(shown, final, strict=True)) <= 90
 
 
 def test_back_and_forward_skip_what_the_policy_refuses_and_never_show_an_error_page(

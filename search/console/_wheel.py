@@ -45,7 +45,7 @@ FRAME_WAIT_S = 1.0  # a stream checks the hold at least this often
 FIRST_FRAME_S = 0.5  # no frame cast by then: the stream starts from a screenshot
 # No new frame for this long after a frame, an input or a navigation: the picture is taken
 # from the page (Chrome may have dropped the last frame of the change).
-QUIET_S = 0.25
+QUIET_S = 0.15
 SNAPSHOT = {"format": "jpeg", "quality": 60}
 TEXT_MAX = 256
 WHEEL_MAX = 2000.0
