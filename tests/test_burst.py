@@ -49,8 +49,16 @@ def _pages(chrome: ChromeProcess) -> list[dict[str, Any]]:
 
 
 def _queued(service: ServiceProc) -> int:
-    """Calls the service has taken in so far (each gets a ticket on arrival)."""
-    return len(service.events("service.turn")) + _waiting(service)
+    """Calls the service has taken in so far (each gets a ticket on arrival): the turns taken
+    plus those waiting, read as one snapshot. A call that takes its turn between the two
+    reads would be counted in neither, and the next caller would start before this one is in
+    line (caller 18 fetched before caller 17 once, under load): read again until no turn was
+    taken meanwhile."""
+    while True:
+        turns = len(service.events("service.turn"))
+        waiting = _waiting(service)
+        if len(service.events("service.turn")) == turns:
+            return turns + waiting
 
 
 def _waiting(service: ServiceProc) -> int:
