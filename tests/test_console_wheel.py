@@ -212,6 +212,16 @@ def _sign_in(page: Page, svc: Wheeled) -> None:
         page.wait_for_timeout(100)
 
 
+def _hold_and_open(page: Page, wheeled: Wheeled, url: str) -> None:
+    """Sign in, take the screen, wait for its picture and open `url` from the address bar."""
+    _sign_in(page, wheeled)
+    page.click("#take")
+    _more_frames(page, 0)
+    page.fill("#address", url)
+    page.click("#go")
+    expect(page.locator("#tab-url")).to_have_text(url)
+
+
 def _frames(page: Page) -> int:
     return int(page.evaluate("Number(document.getElementById('frame').dataset.frames || 0)"))
 
@@ -382,12 +392,7 @@ def test_only_a_signed_in_console_of_its_own_origin_acts_and_one_at_a_time(
 def test_frames_come_while_something_moves_and_stop_when_nothing_does(
     page: Page, wheeled: Wheeled, server: LocalServer
 ) -> None:
-    _sign_in(page, wheeled)
-    page.click("#take")
-    _more_frames(page, 0)
-    page.fill("#address", server.url("/wheel-moving"))
-    page.click("#go")
-    expect(page.locator("#tab-url")).to_have_text(server.url("/wheel-moving"))
+    _hold_and_open(page, wheeled, server.url("/wheel-moving"))
     start = _frames(page)
     page.wait_for_timeout(2000)
     moving = (_frames(page) - start) / 2
@@ -426,12 +431,7 @@ def test_the_picture_is_the_page_as_it_is_once_it_stops_moving_even_under_load(
     """Chrome's screencast now and then drops the last frame of a burst (14 of 54 under
     load): the picture must still show the tab's final state within 1 s of its last change,
     in every one of ten bursts, with two CPU hogs beside it."""
-    _sign_in(page, wheeled)
-    page.click("#take")
-    _more_frames(page, 0)
-    page.fill("#address", server.url("/wheel-bursts"))
-    page.click("#go")
-    expect(page.locator("#tab-url")).to_have_text(server.url("/wheel-bursts"))
+    _hold_and_open(page, wheeled, server.url("/wheel-bursts"))
     # Two CPU hogs, unless the machine is that busy already (`make test` runs this beside the
     # rest of the suite, where two more would only starve the other tests)
     hogs = [subprocess.Popen([sys.executable, "-c", HOG]) for _ in range(2 if _idle() else 0)]
