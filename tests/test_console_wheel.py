@@ -9,10 +9,12 @@ cookie in the broadcast profile and reloads the search, which then shows results
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http.client
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -95,6 +97,12 @@ REFUSED_LINK = (
     "<a href='http://[::1]:9/internal-panel' style='display:block;height:100vh;"
     "background:#fd8;font-size:48px'>An address the policy refuses</a></body></html>"
 )
+# A page that stops answering a second after it loads (a busy loop): the driver replaces its
+# tab with a fresh one at the next step.
+STOPS_ANSWERING = (
+    "<!DOCTYPE html><html><head><title>stops answering</title></head><body>about to spin"
+    "<script>setTimeout(() => { for (;;) {} }, 1000)</script></body></html>"
+)
 
 
 @dataclass
@@ -156,6 +164,7 @@ def wheeled(
     server.route("/wheel-moving", Reply(ANIMATION))
     server.route("/wheel-bursts", Reply(BURSTS))
     server.route("/wheel-refused-link", Reply(REFUSED_LINK))
+    server.route("/wheel-stops-answering", Reply(STOPS_ANSWERING))
     settings = make_settings(
         chrome,
         tmp_path_factory.mktemp("wheel"),
@@ -414,13 +423,13 @@ def _tab_url(wheeled: Wheeled) -> str:
     return str(next(t["url"] for t in tabs if t["id"] == target))
 
 
-_PICTURE_JS = """() => {
+_PICTURE_JS = """(fy = 0.5) => {
   const img = document.getElementById('frame');
   const canvas = document.createElement('canvas');
   canvas.width = img.naturalWidth; canvas.height = img.naturalHeight;
   const g = canvas.getContext('2d');
   g.drawImage(img, 0, 0);
-  const d = g.getImageData(canvas.width >> 2, canvas.height >> 1, 1, 1).data;
+  const d = g.getImageData(canvas.width >> 2, Math.floor(canvas.height * fy), 1, 1).data;
   return [d[0], d[1], d[2]];
 }"""
 
@@ -539,3 +548,73 @@ def _history(wheeled: Wheeled) -> list[str]:
     # pytest-playwright's loop runs in this thread: the test's own loop, in another one
     with ThreadPoolExecutor(1) as pool:
         return pool.submit(asyncio.run, read()).result(20)
+
+
+def test_when_the_driver_replaces_a_tab_that_stopped_answering_the_wheel_moves_to_the_new_one(
+    page: Page, wheeled: Wheeled, server: LocalServer
+) -> None:
+    """The held tab's page spins; the person's next address finds it not answering and the
+    driver opens a fresh tab in its place. The person's picture and clicks go to that tab,
+    with no error (the input answered 500, its CDP session gone with the old tab)."""
+    _hold_and_open(page, wheeled, server.url("/wheel-stops-answering"))
+    first = wheeled.tool.driver.owned_target
+    page.wait_for_timeout(1500)  # the page spins now
+    links, form = server.url("/wheel-links"), server.url("/wheel-form")
+    page.fill("#address", links)
+    page.click("#go")
+    # the address under the picture is the one its newest frame came with
+    expect(page.locator("#tab-url")).to_have_text(links, timeout=20_000)
+    assert wheeled.tool.driver.owned_target != first, "the tab was replaced"
+    _until(lambda: _near(page.evaluate(_PICTURE_JS, 0.2), (204, 221, 238)))  # the link's #cde
+    _click_at(page, 0.5, 0.2)  # on the link, in the picture of the new tab
+    _until(lambda: _tab_url(wheeled) == form)
+    expect(page.locator("#wheel-message")).to_have_text("")
+    page.click("#give-back")
+
+
+def test_a_frozen_renderer_costs_the_picture_a_moment_never_the_stream(
+    page: Page, wheeled: Wheeled, server: LocalServer
+) -> None:
+    """Chrome may give no screenshot and take no input for seconds (its renderer stopped by
+    the system, here with SIGSTOP). The person is told their click was not taken, and the
+    picture's stream waits and asks again: once the renderer runs, the picture is the page
+    again (the stream used to end with a traceback after 5 s, the picture frozen for good)."""
+    _hold_and_open(page, wheeled, server.url("/wheel-links"))
+    frozen = _renderers(wheeled.chrome.pid)
+    assert frozen, "the broadcast Chrome runs its pages in renderer processes"
+    for pid in frozen:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        _click_at(page, 0.5, 0.9)  # below the link: the picture is taken again after it
+        expect(page.locator("#wheel-message")).to_contain_text(
+            "did not take the input", timeout=10_000
+        )
+        page.wait_for_timeout(4000)  # past the 5 s a screenshot was once given
+    finally:
+        for pid in frozen:
+            os.kill(pid, signal.SIGCONT)
+    form = server.url("/wheel-form")
+    page.fill("#address", form)
+    page.click("#go")
+    expect(page.locator("#tab-url")).to_have_text(form, timeout=20_000)
+    _until(lambda: _near(page.evaluate(_PICTURE_JS, 0.2), (255, 255, 255)))  # its text field
+    page.click("#give-back")
+
+
+def _renderers(chrome_pid: int) -> list[int]:
+    """The renderer processes under a Chrome (/proc: its descendants run with
+    --type=renderer)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                children.setdefault(ppid, []).append(int(entry.name))
+    found, todo = [], [chrome_pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            todo.append(child)
+            with contextlib.suppress(OSError):
+                if b"--type=renderer" in Path(f"/proc/{child}/cmdline").read_bytes():
+                    found.append(child)
+    return found

@@ -218,6 +218,8 @@ class Console:
                     return refused(request, 400, "the body is not a JSON object", _JSON)
                 except WheelError as exc:
                     return refused(request, exc.status, exc.message, exc.fix)
+                except TimeoutError:  # the tool loop did not answer within the step's bound
+                    return refused(request, 504, "the broadcast Chrome did not answer", _AGAIN)
 
             return route
 
@@ -309,3 +311,6 @@ _RING = "the console keeps the newest calls and screenshots only"
 
 def _cors(name: bytes) -> bool:
     return name.lower().startswith(b"access-control-")
+
+
+_AGAIN = "try again in a moment"

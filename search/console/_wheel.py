@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 from playwright.async_api import CDPSession, Page
+from playwright.async_api import Error as PlaywrightError
 
 from browser_core import BlockedUrl, NavigationFailed, ProviderError
 
@@ -47,6 +48,8 @@ FIRST_FRAME_S = 0.5  # no frame cast by then: the stream starts from a screensho
 # from the page (Chrome may have dropped the last frame of the change).
 QUIET_S = 0.15
 SNAPSHOT = {"format": "jpeg", "quality": 60}
+SNAPSHOT_S = 2.0  # a screenshot takes tens of ms; one Chrome has not given by then is late
+INPUT_S = 3.0  # an input the page has not taken by then is refused (a frozen renderer)
 TEXT_MAX = 256
 WHEEL_MAX = 2000.0
 # The keys a person may press besides text, with Windows virtual key codes (what Chrome
@@ -119,9 +122,15 @@ class Wheel:
         log.info("console.screen_taken", holder=name, url=self.driver.owned_url)
 
     async def _attach(self, owner: str, name: str, timeout: float) -> None:
-        page = await self.driver.take_screen(owner, name, timeout)
+        await self._control_of(await self.driver.take_screen(owner, name, timeout))
+
+    async def _control_of(self, page: Page) -> None:
+        """Tool loop: the control (a CDP session, casting while someone watches) on `page`,
+        the owned tab; moved there when it was on another (a tab the driver replaced)."""
         if self._control is not None and self._control.page is page:
             return
+        if self._control is not None:
+            log.info("console.tab_followed", url=page.url[:200])
         await self._detach()
         session = await page.context.new_cdp_session(page)
         size = await page.evaluate("[innerWidth, innerHeight]")
@@ -131,6 +140,18 @@ class Wheel:
         # in its state poll before this take's answer, and its `_cast` found no session yet.
         if self._watchers:
             await self._cast(True)
+        if self._loop is not None:  # a still page casts nothing: its picture is taken
+            self._loop.call_soon_threadsafe(self._refresh)
+
+    async def _follow(self, owner: str) -> None:
+        """Tool loop: the held tab is gone (the driver replaced it when it stopped answering
+        or crashed): the control moves to the tab that is ours now, opened if need be."""
+        control, holder = self._control, self.hold.current()
+        if control is None or not control.page.is_closed():
+            return
+        if holder is not None and holder.owner == owner:  # still theirs, not taken back
+            timeout = self.service.settings.op_timeout_s
+            await self._control_of(await self.driver.take_screen(owner, holder.name, timeout))
 
     def give_back(self, owner: str, name: str) -> bool:
         return self.hold.give_back(owner, f"given back in the console by {name}")
@@ -169,7 +190,8 @@ class Wheel:
             while self.hold.holds(owner) and not self.service.draining:
                 if self._due is not None and loop.time() >= self._due:
                     self._due = None
-                    await self._on_tool(self._snapshot(), 5)
+                    if not await self._on_tool(self._snapshot(), SNAPSHOT_S + 1):
+                        self._due = loop.time() + QUIET_S  # late: asked for again
                 if self._seq != seen and self._frame is not None:
                     seen = self._seq
                     yield self._frame
@@ -180,6 +202,8 @@ class Wheel:
                     wait = min(wait, max(0.0, self._due - loop.time()))
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._changed.wait(), wait)
+        except Exception as exc:  # the tool loop did not answer: the console asks again
+            log.warning("console.frames_ended", error=f"{type(exc).__name__}: {exc}"[:200])
         finally:
             self._watchers -= 1
             if self._watchers == 0:
@@ -193,14 +217,25 @@ class Wheel:
         method = "Page.startScreencast" if on else "Page.stopScreencast"
         await control.session.send(method, SCREENCAST if on else None)
 
-    async def _snapshot(self) -> None:
+    async def _snapshot(self) -> bool:
+        """Tool loop: the picture taken from the page; False when Chrome has not given it
+        within `SNAPSHOT_S` (a renderer that stalls): the stream goes on and asks again."""
         control = self._control
         if control is None or self._loop is None:
-            return
-        with contextlib.suppress(Exception):  # the page went away: the stream ends by itself
-            shot = await control.session.send("Page.captureScreenshot", SNAPSHOT)
-            head = {"w": control.width, "h": control.height, "url": control.page.url[:2000]}
-            self._loop.call_soon_threadsafe(self._put, head, shot["data"], False)
+            return True
+        try:
+            shot = await asyncio.wait_for(
+                control.session.send("Page.captureScreenshot", SNAPSHOT), SNAPSHOT_S
+            )
+        except TimeoutError:
+            log.info("console.snapshot_late", after_s=SNAPSHOT_S, url=control.page.url[:200])
+            return False
+        except Exception as exc:  # the page went away: the next action follows the tab
+            log.info("console.snapshot_failed", error=str(exc)[:200])
+            return True
+        head = {"w": control.width, "h": control.height, "url": control.page.url[:2000]}
+        self._loop.call_soon_threadsafe(self._put, head, shot["data"], False)
+        return True
 
     def _on_frame(self, params: dict[str, Any]) -> None:
         """Tool loop: acknowledge (Chrome sends the next one only then) and hand it over."""
@@ -253,15 +288,38 @@ class Wheel:
         if not self.hold.touch(owner):
             raise WheelError(409, "you do not hold the screen", "take the screen first")
         calls = input_calls(event)
+        timeout = self.service.settings.op_timeout_s + 2
         try:
-            await self._on_tool(self._send(calls), 5)
+            await self._on_tool(self._send(owner, calls), timeout)
+        except ProviderError as exc:  # no tab to follow to (Chrome is gone)
+            raise WheelError(409, exc.message, exc.hint or "give the screen back") from exc
+        except TimeoutError:  # a renderer that does not run, or a tab not opened in time
+            raise WheelError(
+                504,
+                f"the page did not take the input within {INPUT_S:.0f} s",
+                "it may be busy: wait a moment, or open another address",
+            ) from None
         finally:
             self._refresh()
 
-    async def _send(self, calls: list[tuple[str, dict[str, Any]]]) -> None:
+    async def _send(self, owner: str, calls: list[tuple[str, dict[str, Any]]]) -> None:
+        await self._follow(owner)
         control = self._control
         if control is None:
             raise WheelError(409, "the broadcast tab changed", "give the screen back, take it")
+        try:
+            await asyncio.wait_for(self._dispatch(control, calls), INPUT_S)
+        except PlaywrightError as exc:
+            if not control.page.is_closed():
+                raise WheelError(409, "the tab did not take the input", "try again") from exc
+            log.info("console.input_tab_gone", error=str(exc)[:200])
+            await self._follow(owner)  # closed under the input: once more, on the new tab
+            if self._control is None or self._control is control:
+                raise WheelError(409, "the broadcast tab went away", "try again") from exc
+            await asyncio.wait_for(self._dispatch(self._control, calls), INPUT_S)
+
+    @staticmethod
+    async def _dispatch(control: _Control, calls: list[tuple[str, dict[str, Any]]]) -> None:
         for method, params in calls:
             if "x" in params:
                 params = {
@@ -341,10 +399,20 @@ class Wheel:
 
     async def _person_op(self, owner: str, name: str, what: str, asked: str | None, fn: Any) -> str:
         timeout = self.service.settings.nav_timeout_s + 2
-        op = self.driver.run("console." + what.replace(" ", "_"), fn, timeout=timeout, by=owner)
+
+        async def on_ours(page: Page) -> Any:
+            if self._control is not None:  # the driver may have replaced a tab that hung
+                await self._control_of(page)
+            return await fn(page)
+
+        op = self.driver.run(
+            "console." + what.replace(" ", "_"), on_ours, timeout=timeout, by=owner
+        )
         try:
             shown = str(await self._on_tool(op, timeout + 2))
         except ProviderError as exc:
+            with contextlib.suppress(Exception):  # a tab closed by the failure: follow it now
+                await self._on_tool(self._follow(owner), self.service.settings.op_timeout_s + 2)
             self._refresh()
             self.ring.screen_event(f"{what}: refused ({exc.kind})", name, asked)
             log.info("console.screen_refused", holder=name, url=asked, failure_kind=exc.kind)
