@@ -202,3 +202,27 @@ def test_a_page_in_a_legacy_encoding_reads_as_its_words(
     page = read(sync_driver, url, settings)
     assert page.outcome == "ok"
     assert words.strip() in page.text, page.text[:200]
+
+
+def test_a_file_the_last_page_goes_to_on_its_own_timer_does_not_make_the_next_read_a_download(
+    sync_driver: SyncDriver, http: LocalServer, settings: Settings
+) -> None:
+    """The page read before goes on, 400 ms after it loaded, to a file (a timer of its own),
+    while the next read is on its way: Chrome aborts our navigation for its download. The next
+    read is of its own page, not "a file download" (a stage test met it under load)."""
+    exe = Reply(
+        b"MZ" + b"\0" * 500,
+        content_type="application/x-msdownload",
+        headers={"Content-Disposition": "attachment; filename=report.exe"},
+    )
+    http.route("/report.exe", exe)
+    timer = "<script>setTimeout(() => { location = '/report.exe'; }, 400);</script>"
+    first = http.route("/goes-to-a-file", Reply(ARTICLE.replace("</body>", timer + "</body>")))
+    slow = http.route("/slow-tides", Reply(ARTICLE, delay_s=1.0))  # the timer fires meanwhile
+    assert read(sync_driver, first, settings).outcome == "ok"
+    page = read(sync_driver, slow, settings)
+    assert page.outcome == "ok", describe(page)
+    assert "fifty minutes later" in page.text
+    # A read of an address that redirects to a file is still a download.
+    moved = http.route("/get-report", Reply(b"", status=302, headers={"Location": "/report.exe"}))
+    assert read(sync_driver, moved, settings).outcome == "download"

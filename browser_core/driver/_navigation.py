@@ -134,25 +134,29 @@ class Navigation:
             try:
                 return await self._goto_once(page, url, wait_until, nav_ms, last=False)
             except PlaywrightError as exc:
-                if not await self._beaten(exc, commits):
+                if not await self._beaten(exc, commits, url):
                     raise
                 log.info("driver.goto_beaten", url=url[:200], error=short(exc))
         await _still(page)
+        self._downloads.reset()  # only a download of the second try makes ours one
         left_ms = nav_ms - (time.monotonic() - started) * 1000
         return await self._goto_once(page, url, wait_until, max(left_ms, 1000), last=True)
 
-    async def _beaten(self, exc: PlaywrightError, commits: Commits) -> bool:
+    async def _beaten(self, exc: PlaywrightError, commits: Commits, url: str) -> bool:
         """Whether another navigation beat ours: Playwright says so ("interrupted by another
-        navigation"), or Chrome aborted ours (net::ERR_ABORTED), no download came, and another
-        document committed in the page meanwhile (a 204 commits nothing; the commit's event
-        can come after the abort, so it is looked at after the download's wait)."""
+        navigation"); or Chrome aborted ours (net::ERR_ABORTED) and either the only downloads
+        that came were of other addresses (the page that was there went on to a file on a
+        timer of its own: the next read was called "a file download"), or no download came
+        and another document committed in the page meanwhile (a 204 commits nothing; the
+        commit's event can come after the abort, so it is looked at after the download's
+        wait). A download of an address ours redirected to is tried once more, and is one."""
         kind = classify_error(exc)
         if kind is ErrorClass.MOVED:
             return True
         if kind is not ErrorClass.ABORTED or not self._connection.connected:
             return False  # Chrome going away aborts a navigation too
         if await self._downloads.fired():
-            return False
+            return self._downloads.only_of_others(url)
         if not commits.count:
             await asyncio.sleep(0.1)
         return commits.count > 0

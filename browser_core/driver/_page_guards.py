@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Any
+from urllib.parse import urldefrag
 
 import structlog
 from playwright.async_api import Error as PlaywrightError
@@ -33,13 +34,13 @@ class Downloads:
     """The downloads the owned tab started since the last navigation; each is cancelled."""
 
     def __init__(self) -> None:
-        self.seen = 0
+        self.urls: list[str] = []
 
     def reset(self) -> None:
-        self.seen = 0
+        self.urls.clear()
 
     async def cancel(self, download: Any) -> None:
-        self.seen += 1
+        self.urls.append(str(download.url))
         log.info("driver.download_cancelled", url=str(download.url)[:200])
         with contextlib.suppress(PlaywrightError):
             await download.cancel()
@@ -47,10 +48,16 @@ class Downloads:
     async def fired(self) -> bool:
         """An aborted navigation is a download only if a download event really came."""
         for _ in range(10):
-            if self.seen:
+            if self.urls:
                 return True
             await asyncio.sleep(0.05)
         return False
+
+    def only_of_others(self, url: str) -> bool:
+        """Every download since the reset was of another address than `url`: the page that
+        was there started it (a timer of its own), and it aborted our navigation."""
+        ours = urldefrag(url).url
+        return bool(self.urls) and all(urldefrag(u).url != ours for u in self.urls)
 
 
 class PageGuards:
