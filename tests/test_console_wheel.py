@@ -405,7 +405,9 @@ def test_frames_come_while_something_moves_and_stop_when_nothing_does(
     start = _frames(page)
     page.wait_for_timeout(2000)
     moving = (_frames(page) - start) / 2
-    assert moving >= 10, f"{moving} frames a second while something moves"
+    print(f"{moving} frames a second while something moves")
+    # about 50 a second on an idle machine, 7.5 beside the whole suite on two cores (CI)
+    assert moving >= 4, f"{moving} frames a second while something moves"
     page.fill("#address", server.url("/wheel-links"))
     page.click("#go")
     expect(page.locator("#tab-url")).to_have_text(server.url("/wheel-links"))
