@@ -307,10 +307,8 @@ _NOT_A_PERSON = "only a person signed in to the console can take or act on the s
 _SIGN_IN_TO_ACT = "sign in at /console in a browser; the bearer token reads, it never acts"
 _JSON = "send a JSON object, as the console's page does"
 _RING = "the console keeps the newest calls and screenshots only"
+_AGAIN = "try again in a moment"
 
 
 def _cors(name: bytes) -> bool:
     return name.lower().startswith(b"access-control-")
-
-
-_AGAIN = "try again in a moment"

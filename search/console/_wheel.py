@@ -150,8 +150,7 @@ class Wheel:
         if control is None or not control.page.is_closed():
             return
         if holder is not None and holder.owner == owner:  # still theirs, not taken back
-            timeout = self.service.settings.op_timeout_s
-            await self._control_of(await self.driver.take_screen(owner, holder.name, timeout))
+            await self._attach(owner, holder.name, self.service.settings.op_timeout_s)
 
     def give_back(self, owner: str, name: str) -> bool:
         return self.hold.give_back(owner, f"given back in the console by {name}")
