@@ -287,8 +287,8 @@ async def _off_the_error_page(page: Any, before: str, within_s: float = 3.0) -> 
     good = _SHOWN.get(page) == before
     try:
         if good:
-            with contextlib.suppress(PlaywrightError, TimeoutError):
-                await asyncio.wait_for(page.go_back(wait_until="commit"), within_s)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(_go_back(page), within_s)
             if page.url != before:  # the way back was slow to commit (a busy machine)
                 with contextlib.suppress(PlaywrightError):
                     await page.wait_for_url(before, wait_until="commit", timeout=1000)
@@ -300,6 +300,20 @@ async def _off_the_error_page(page: Any, before: str, within_s: float = 3.0) -> 
         log.info("search.calm_page", was=before[:200])
     except (PlaywrightError, TimeoutError) as exc:
         log.info("search.calm_page_failed", error=str(exc)[:200])
+
+
+async def _go_back(page: Any) -> None:
+    """`page.go_back`, again while Chrome's error page is still taking the tab over: for a
+    moment there Playwright's session is on no page ("Not attached to an active page"), and
+    the way back failed at once, leaving the error page for the calm one (1 in 3 here)."""
+    while True:
+        try:
+            await page.go_back(wait_until="commit")
+            return
+        except PlaywrightError as exc:
+            if "Not attached to an active page" not in str(exc):
+                return
+            await asyncio.sleep(0.1)
 
 
 def _to_read(serp: SerpPage, read_top: int, settings: Settings) -> int:
